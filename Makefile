@@ -1,0 +1,50 @@
+# dkp — top-level entry points. `make reproduce-tables` (main job) and `make test` (tests) install
+# what they need (deps), configure and build first.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PROFILE ?= full
+DKP := $(BUILD_DIR)/dkp
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian packages the build and the tests need.
+APT_PACKAGES := g++ make cmake pkg-config git clang-format \
+  libarmadillo-dev libopenblas-dev liblapack-dev \
+  libboost-dev libboost-program-options-dev \
+  libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev zlib1g-dev
+
+.PHONY: all deps build test smoke reproduce-tables bench format clean
+
+all: build
+
+# Idempotent: installs only the packages that are missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	else echo "deps: all packages present"; fi
+
+$(BUILD_DIR)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory smoke
+
+smoke: build
+	@scripts/smoke.sh $(DKP)
+
+reproduce-tables: build
+	@scripts/reproduce-tables.sh $(DKP) $(PROFILE)
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+clean:
+	rm -rf $(BUILD_DIR)

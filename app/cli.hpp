@@ -1,0 +1,50 @@
+// The dkp command-line front end: a table of subcommands over Boost.Program_options.
+// Exit codes: 0 success, 1 runtime error (bad data, failed run), 2 usage error
+// (unknown subcommand or option, invalid value), 3 not implemented yet.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+namespace dkp::cli {
+
+namespace po = boost::program_options;
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNotImplemented = 3;
+
+/// Thrown for usage errors; main prints "dkp: <message>" and exits 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Options every subcommand accepts: --help, --log-level, --quiet, --data.
+po::options_description common_options();
+
+/// Parses `args` strictly against `desc` (plus positionals); unknown options are UsageErrors.
+/// Applies --log-level / --quiet. Returns false when --help was printed (caller returns 0).
+bool parse_or_help(const std::vector<std::string>& args, const po::options_description& desc,
+                   const po::positional_options_description& pos, po::variables_map& vm,
+                   const std::string& usage_line);
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+int cmd_run(const std::vector<std::string>& args);
+int cmd_grid(const std::vector<std::string>& args);
+int cmd_tables(const std::vector<std::string>& args);
+int cmd_data(const std::vector<std::string>& args);
+int cmd_bench(const std::vector<std::string>& args);
+
+/// Common implementation for subcommands whose issue has not landed: parses --help, then says
+/// what is missing and returns kExitNotImplemented.
+int not_implemented(const std::vector<std::string>& args, const std::string& usage,
+                    const std::string& what);
+
+}  // namespace dkp::cli

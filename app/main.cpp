@@ -1,0 +1,130 @@
+// dkp: deep Gaussian and deep kernel processes, reproduced. Entry point and subcommand dispatch.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli.hpp"
+#include "util/error.hpp"
+#include "util/version.hpp"
+
+namespace dkp::cli {
+
+namespace {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"run", "train and evaluate one configuration (dataset, split, model)", cmd_run},
+      {"grid", "expand, plan, run and inspect experiment grids", cmd_grid},
+      {"tables", "aggregate results into the papers' tables (LaTeX, CSV)", cmd_tables},
+      {"data", "list and verify datasets", cmd_data},
+      {"bench", "time training steps, prediction and kernels", cmd_bench},
+  };
+  return table;
+}
+
+void print_main_help() {
+  std::cout << "dkp " << version_string() << " (" << git_sha() << ")\n"
+            << "Deep Gaussian processes and deep kernel processes: models, experiments, tables.\n\n"
+            << "usage: dkp <command> [options]\n"
+            << "       dkp --version | --help\n\ncommands:\n";
+  for (const auto& c : commands()) std::cout << fmt::format("  {:<8} {}\n", c.name, c.summary);
+  std::cout << "\n'dkp <command> --help' describes each command's options.\n";
+}
+
+}  // namespace
+
+po::options_description common_options() {
+  po::options_description d("Common options");
+  d.add_options()("help,h", "print this help")(
+      "log-level", po::value<std::string>()->default_value("info"),
+      "trace|debug|info|warn|error|off")("quiet,q", "only warnings and errors")(
+      "data", po::value<std::string>()->default_value(""),
+      "data root (default: $DKP_DATA, then ./data, then ../shared/data)");
+  return d;
+}
+
+bool parse_or_help(const std::vector<std::string>& args, const po::options_description& desc,
+                   const po::positional_options_description& pos, po::variables_map& vm,
+                   const std::string& usage_line) {
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: " << usage_line << "\n\n" << desc << "\n";
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("quiet")) {
+    spdlog::set_level(spdlog::level::warn);
+  } else if (vm.count("log-level")) {
+    const auto lvl = vm["log-level"].as<std::string>();
+    const auto parsed = spdlog::level::from_str(lvl);
+    if (parsed == spdlog::level::off && lvl != "off") {
+      throw UsageError(fmt::format("invalid --log-level '{}'", lvl));
+    }
+    spdlog::set_level(parsed);
+  }
+  return true;
+}
+
+int not_implemented(const std::vector<std::string>& args, const std::string& usage,
+                    const std::string& what) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << "usage: " << usage << "\n\n" << what << "\n";
+      return kExitOk;
+    }
+  }
+  std::cerr << "dkp: " << what << "\n";
+  return kExitNotImplemented;
+}
+
+}  // namespace dkp::cli
+
+int main(int argc, char** argv) {
+  using namespace dkp::cli;
+  auto logger = spdlog::stderr_color_mt("dkp");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%H:%M:%S] %^%l%$: %v");
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_main_help();
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  if (args[0] == "--version" || args[0] == "-V") {
+    std::cout << "dkp " << dkp::version_string() << " (" << dkp::git_sha() << ")\n";
+    return kExitOk;
+  }
+  const std::string name = args[0];
+  args.erase(args.begin());
+  const Command* cmd = nullptr;
+  for (const auto& c : commands())
+    if (name == c.name) cmd = &c;
+  if (!cmd) {
+    std::cerr << "dkp: unknown command '" << name
+              << "' (commands: run, grid, tables, data, bench; see dkp --help)\n";
+    return kExitUsage;
+  }
+  try {
+    return cmd->run(args);
+  } catch (const UsageError& e) {
+    std::cerr << "dkp " << name << ": " << e.what() << " (see dkp " << name << " --help)\n";
+    return kExitUsage;
+  } catch (const dkp::ConfigError& e) {
+    std::cerr << "dkp " << name << ": " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const dkp::NotImplementedError& e) {
+    std::cerr << "dkp " << name << ": " << e.what() << "\n";
+    return kExitNotImplemented;
+  } catch (const std::exception& e) {
+    std::cerr << "dkp " << name << ": error: " << e.what() << "\n";
+    return kExitError;
+  }
+}

@@ -1,0 +1,93 @@
+#include "data/mnist.hpp"
+
+#include <zlib.h>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace dkp::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<unsigned char> gunzip_file(const fs::path& path) {
+  if (!fs::exists(path)) throw DataError(fmt::format("missing data file '{}'", path.string()));
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> f(gzopen(path.c_str(), "rb"), gzclose);
+  if (!f) throw DataError(fmt::format("cannot open '{}'", path.string()));
+  gzbuffer(f.get(), 1 << 17);
+  std::vector<unsigned char> out;
+  std::array<unsigned char, 1 << 16> buf;
+  for (;;) {
+    const int n = gzread(f.get(), buf.data(), static_cast<unsigned>(buf.size()));
+    if (n < 0) {
+      int errnum = 0;
+      const char* msg = gzerror(f.get(), &errnum);
+      throw DataError(fmt::format("{}: corrupt gzip data ({})", path.string(), msg));
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf.begin(), buf.begin() + n);
+  }
+  return out;
+}
+
+uint32_t be32(const std::vector<unsigned char>& b, size_t off) {
+  return (uint32_t(b[off]) << 24) | (uint32_t(b[off + 1]) << 16) | (uint32_t(b[off + 2]) << 8) |
+         uint32_t(b[off + 3]);
+}
+
+}  // namespace
+
+ImageSet read_idx_pair(const fs::path& images, const fs::path& labels) {
+  const auto img = gunzip_file(images);
+  if (img.size() < 16 || be32(img, 0) != 2051) {
+    throw DataError(
+        fmt::format("{}: not an IDX3 image file (magic 2051 expected)", images.string()));
+  }
+  const size_t n = be32(img, 4), rows = be32(img, 8), cols = be32(img, 12);
+  if (img.size() != 16 + n * rows * cols) {
+    throw DataError(fmt::format("{}: header says {} images of {}x{} ({} bytes) but the file has {}",
+                                images.string(), n, rows, cols, 16 + n * rows * cols, img.size()));
+  }
+  const auto lab = gunzip_file(labels);
+  if (lab.size() < 8 || be32(lab, 0) != 2049) {
+    throw DataError(
+        fmt::format("{}: not an IDX1 label file (magic 2049 expected)", labels.string()));
+  }
+  const size_t nl = be32(lab, 4);
+  if (nl != n || lab.size() != 8 + nl) {
+    throw DataError(fmt::format("{}: {} labels for {} images in '{}'", labels.string(), nl, n,
+                                images.string()));
+  }
+  ImageSet set;
+  set.rows = rows;
+  set.cols = cols;
+  const size_t p = rows * cols;
+  arma::mat Xt(p, n);  // pixels x images, filled contiguously, transposed at the end
+  for (size_t i = 0; i < n * p; ++i) Xt[i] = img[16 + i] / 255.0;
+  set.X = Xt.t();
+  set.labels.set_size(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (lab[8 + i] > 9) {
+      throw DataError(fmt::format("{}: label {} of entry {} is not a digit", labels.string(),
+                                  int(lab[8 + i]), i));
+    }
+    set.labels[i] = lab[8 + i];
+  }
+  return set;
+}
+
+Mnist load_mnist(const fs::path& root) {
+  const fs::path dir = root / "mnist";
+  Mnist m;
+  m.train = read_idx_pair(dir / "train-images-idx3-ubyte.gz", dir / "train-labels-idx1-ubyte.gz");
+  m.test = read_idx_pair(dir / "t10k-images-idx3-ubyte.gz", dir / "t10k-labels-idx1-ubyte.gz");
+  return m;
+}
+
+}  // namespace dkp::data

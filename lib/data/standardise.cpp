@@ -1,0 +1,52 @@
+#include "data/standardise.hpp"
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace dkp::data {
+
+Standardiser Standardiser::fit(const arma::mat& X) {
+  if (X.n_rows < 2) {
+    throw DataError(fmt::format("cannot standardise {} row(s): need at least 2", X.n_rows));
+  }
+  Standardiser s;
+  s.mean = arma::mean(X, 0);
+  s.std = arma::stddev(X, 0, 0);  // norm_type 0: N-1 denominator
+  s.std.transform([](double v) { return v > 0.0 ? v : 1.0; });
+  return s;
+}
+
+arma::mat Standardiser::transform(const arma::mat& X) const {
+  arma::mat Z = X.each_row() - mean;
+  Z.each_row() /= std;
+  return Z;
+}
+
+arma::mat Standardiser::inverse(const arma::mat& Z) const {
+  arma::mat X = Z.each_row() % std;
+  X.each_row() += mean;
+  return X;
+}
+
+RegressionSplit make_regression_split(const UciDataset& ds, size_t k) {
+  const SplitIndices idx = ds.split(k);
+  RegressionSplit out;
+  out.dataset = ds.info.name;
+  out.split = k;
+  const arma::mat Xtr = ds.X.rows(idx.train);
+  const arma::mat Xte = ds.X.rows(idx.test);
+  const arma::vec ytr = ds.y.elem(idx.train);
+  const arma::vec yte = ds.y.elem(idx.test);
+  out.x_stats = Standardiser::fit(Xtr);
+  out.X_train = out.x_stats.transform(Xtr);
+  out.X_test = out.x_stats.transform(Xte);
+  const Standardiser ys = Standardiser::fit(arma::mat(ytr));
+  out.y_mean = ys.mean[0];
+  out.y_std = ys.std[0];
+  out.y_train = (ytr - out.y_mean) / out.y_std;
+  out.y_test = (yte - out.y_mean) / out.y_std;
+  return out;
+}
+
+}  // namespace dkp::data

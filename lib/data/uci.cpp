@@ -1,0 +1,233 @@
+#include "data/uci.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace dkp::data {
+
+namespace fs = std::filesystem;
+
+const std::vector<UciInfo>& uci_catalogue() {
+  static const std::vector<UciInfo> catalogue = {
+      {"boston", "bostonHousing"},
+      {"concrete", "concrete"},
+      {"energy", "energy"},
+      {"kin8nm", "kin8nm"},
+      {"naval", "naval-propulsion-plant"},
+      {"power", "power-plant"},
+      {"protein", "protein-tertiary-structure"},
+      {"wine", "wine-quality-red"},
+      {"yacht", "yacht"},
+  };
+  return catalogue;
+}
+
+const UciInfo& uci_info(const std::string& name) {
+  for (const auto& info : uci_catalogue()) {
+    if (info.name == name || info.folder == name) return info;
+  }
+  std::string known;
+  for (const auto& info : uci_catalogue()) known += (known.empty() ? "" : ", ") + info.name;
+  throw ConfigError(fmt::format("unknown dataset '{}' (known: {})", name, known));
+}
+
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// Splits a line on runs of whitespace.
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    size_t j = i;
+    while (j < line.size() && !is_space(line[j])) ++j;
+    if (j > i) fields.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  return fields;
+}
+
+double parse_double(std::string_view token, const fs::path& path, size_t line_no, size_t field) {
+  std::string tmp(token);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(tmp.c_str(), &end);
+  if (end != tmp.c_str() + tmp.size() || errno == ERANGE) {
+    throw DataError(fmt::format("{}:{}: field {} is '{}', expected a number", path.string(),
+                                line_no, field + 1, tmp));
+  }
+  if (!std::isfinite(v)) {
+    throw DataError(fmt::format("{}:{}: field {} is '{}', expected a finite number", path.string(),
+                                line_no, field + 1, tmp));
+  }
+  return v;
+}
+
+// Calls fn(line_no, fields) for every non-blank line.
+template <class Fn>
+void for_each_row(const fs::path& path, Fn&& fn) {
+  if (!fs::exists(path)) {
+    throw DataError(fmt::format("missing data file '{}'", path.string()));
+  }
+  const std::string text = util::read_file(path);
+  size_t line_no = 0, pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    ++line_no;
+    const auto fields = split_fields(std::string_view(text).substr(pos, end - pos));
+    if (!fields.empty()) fn(line_no, fields);
+    pos = end + 1;
+  }
+}
+
+}  // namespace
+
+arma::mat read_table(const fs::path& path) {
+  std::vector<double> values;
+  size_t cols = 0, rows = 0, first_line = 0;
+  for_each_row(path, [&](size_t line_no, const std::vector<std::string_view>& fields) {
+    if (rows == 0) {
+      cols = fields.size();
+      first_line = line_no;
+    } else if (fields.size() != cols) {
+      throw DataError(fmt::format("{}:{}: row has {} fields, expected {} (as on line {})",
+                                  path.string(), line_no, fields.size(), cols, first_line));
+    }
+    for (size_t f = 0; f < fields.size(); ++f)
+      values.push_back(parse_double(fields[f], path, line_no, f));
+    ++rows;
+  });
+  if (rows == 0) throw DataError(fmt::format("{}: no data rows", path.string()));
+  // values are row-major; Armadillo is column-major.
+  arma::mat m(values.data(), cols, rows);
+  return m.t();
+}
+
+std::vector<long long> read_index_file(const fs::path& path) {
+  std::vector<long long> out;
+  for_each_row(path, [&](size_t line_no, const std::vector<std::string_view>& fields) {
+    if (fields.size() != 1) {
+      throw DataError(fmt::format("{}:{}: expected one integer, found {} fields", path.string(),
+                                  line_no, fields.size()));
+    }
+    std::string tmp(fields[0]);
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(tmp.c_str(), &end, 10);
+    if (end != tmp.c_str() + tmp.size() || errno == ERANGE || v < 0) {
+      throw DataError(
+          fmt::format("{}:{}: '{}' is not a non-negative integer", path.string(), line_no, tmp));
+    }
+    out.push_back(v);
+  });
+  return out;
+}
+
+namespace {
+
+arma::uvec checked_indices(const fs::path& path, size_t n_rows) {
+  const auto raw = read_index_file(path);
+  if (raw.empty()) throw DataError(fmt::format("{}: no indices", path.string()));
+  std::vector<char> seen(n_rows, 0);
+  arma::uvec idx(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] >= static_cast<long long>(n_rows)) {
+      throw DataError(fmt::format("{}: index {} (entry {}) out of range: the data has {} rows",
+                                  path.string(), raw[i], i + 1, n_rows));
+    }
+    if (seen[raw[i]]) {
+      throw DataError(
+          fmt::format("{}: duplicate index {} (entry {})", path.string(), raw[i], i + 1));
+    }
+    seen[raw[i]] = 1;
+    idx[i] = static_cast<arma::uword>(raw[i]);
+  }
+  return idx;
+}
+
+}  // namespace
+
+SplitIndices UciDataset::split(size_t k) const {
+  if (k >= n_splits) {
+    throw ConfigError(fmt::format("dataset '{}' has {} splits (0..{}); split {} requested",
+                                  info.name, n_splits, n_splits - 1, k));
+  }
+  SplitIndices s;
+  const fs::path train_path = dir / fmt::format("index_train_{}.txt", k);
+  const fs::path test_path = dir / fmt::format("index_test_{}.txt", k);
+  s.train = checked_indices(train_path, X.n_rows);
+  s.test = checked_indices(test_path, X.n_rows);
+  std::vector<char> in_train(X.n_rows, 0);
+  for (auto i : s.train) in_train[i] = 1;
+  for (auto i : s.test) {
+    if (in_train[i]) {
+      throw DataError(
+          fmt::format("{}: row {} is in both the training split '{}' and the test split",
+                      test_path.string(), i, train_path.filename().string()));
+    }
+  }
+  return s;
+}
+
+UciDataset load_uci(const fs::path& root, const std::string& name) {
+  UciDataset ds;
+  ds.info = uci_info(name);
+  ds.dir = root / "uci" / ds.info.folder / "data";
+  if (!fs::is_directory(ds.dir)) {
+    throw DataError(fmt::format(
+        "dataset '{}' not found: no directory '{}' (fetch it with data-scripts/fetch_uci.sh or "
+        "point --data / $DKP_DATA at a data root)",
+        ds.info.name, ds.dir.string()));
+  }
+  const arma::mat table = read_table(ds.dir / "data.txt");
+  const auto features = read_index_file(ds.dir / "index_features.txt");
+  const auto target = read_index_file(ds.dir / "index_target.txt");
+  if (target.size() != 1) {
+    throw DataError(fmt::format("{}: expected exactly one target column, found {}",
+                                (ds.dir / "index_target.txt").string(), target.size()));
+  }
+  if (features.empty()) {
+    throw DataError(
+        fmt::format("{}: no feature columns", (ds.dir / "index_features.txt").string()));
+  }
+  auto check_col = [&](long long c, const char* file) {
+    if (c >= static_cast<long long>(table.n_cols)) {
+      throw DataError(fmt::format("{}: column {} out of range: data.txt has {} columns",
+                                  (ds.dir / file).string(), c, table.n_cols));
+    }
+  };
+  arma::uvec fcols(features.size());
+  for (size_t i = 0; i < features.size(); ++i) {
+    check_col(features[i], "index_features.txt");
+    if (features[i] == target[0]) {
+      throw DataError(fmt::format("{}: the target column {} is also listed as a feature",
+                                  (ds.dir / "index_features.txt").string(), target[0]));
+    }
+    fcols[i] = static_cast<arma::uword>(features[i]);
+  }
+  check_col(target[0], "index_target.txt");
+  ds.X = table.cols(fcols);
+  ds.y = table.col(static_cast<arma::uword>(target[0]));
+  const auto n = read_index_file(ds.dir / "n_splits.txt");
+  if (n.size() != 1 || n[0] < 1) {
+    throw DataError(
+        fmt::format("{}: expected one positive integer", (ds.dir / "n_splits.txt").string()));
+  }
+  ds.n_splits = static_cast<size_t>(n[0]);
+  return ds;
+}
+
+}  // namespace dkp::data

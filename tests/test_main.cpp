@@ -1,0 +1,56 @@
+// Custom doctest main: prints the seed and library versions, seeds Armadillo's generator.
+// Replay a run with DKP_TEST_SEED=<seed>.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <armadillo>
+#include <cstdlib>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "test_support.hpp"
+#include "util/version.hpp"
+
+namespace dkp::test {
+
+namespace {
+uint64_t g_seed = 20261122;
+}
+
+uint64_t seed() {
+  return g_seed;
+}
+
+std::filesystem::path shared_data_root() {
+  if (const char* env = std::getenv("DKP_DATA"); env && *env) return env;
+  std::filesystem::path p = std::filesystem::path(DKP_SOURCE_DIR) / ".." / "shared" / "data";
+  if (std::filesystem::exists(p)) return std::filesystem::canonical(p);
+  return {};
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("dkp-test-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+}  // namespace dkp::test
+
+int main(int argc, char** argv) {
+  if (const char* env = std::getenv("DKP_TEST_SEED"); env && *env) {
+    dkp::test::g_seed = std::strtoull(env, nullptr, 10);
+  }
+  arma::arma_rng::set_seed(dkp::test::g_seed);
+  spdlog::set_level(spdlog::level::warn);
+  std::cout << "[dkp tests] seed " << dkp::test::g_seed << " (set DKP_TEST_SEED to replay), dkp "
+            << dkp::version_string() << " (" << dkp::git_sha() << "), Armadillo "
+            << arma::arma_version::as_string() << "\n";
+  doctest::Context ctx;
+  ctx.applyCommandLine(argc, argv);
+  return ctx.run();
+}

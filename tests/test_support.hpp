@@ -1,0 +1,21 @@
+// Shared helpers for the doctest suites.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace dkp::test {
+
+/// Master seed of this test process (from $DKP_TEST_SEED, printed at start-up).
+/// Tests derive their own engines from it so that a failure can be replayed.
+uint64_t seed();
+
+/// Root of the shared data mirror used by loader tests ($DKP_DATA or ../shared/data beside the
+/// source tree). Empty path when it does not exist.
+std::filesystem::path shared_data_root();
+
+/// A fresh, empty temporary directory for one test (removed at process exit is not guaranteed).
+std::filesystem::path temp_dir(const std::string& name);
+
+}  // namespace dkp::test

@@ -1,0 +1,107 @@
+// Reverse-mode automatic differentiation over matrices (DESIGN.md section 4).
+//
+// A Tape records nodes; each node holds a value (arma::mat), an adjoint of the same shape
+// (allocated lazily, only for nodes that need a gradient) and a backward closure that adds the
+// node's adjoint contribution to its inputs' adjoints. This is the "var of matrix" design of Stan
+// Math: one closure per matrix operation, so the tape overhead is small next to BLAS/LAPACK.
+// Scalars are 1x1 nodes. There is no global tape: every Var points at the Tape that owns it.
+//
+// Usage:
+//   Tape tape;
+//   Var x = tape.variable(x0);           // leaf with gradient
+//   Var y = sum(square(x));              // ops in autodiff/ops.hpp
+//   tape.backward(y);                    // y must be 1x1
+//   arma::mat g = x.grad();              // dy/dx, same shape as x
+//   tape.clear();                        // ready for the next evaluation
+#pragma once
+
+#include <armadillo>
+#include <deque>
+#include <functional>
+#include <string>
+
+namespace dkp::autodiff {
+
+class Tape;
+
+/// One recorded value. Owned by a Tape (addresses are stable until clear()).
+struct Node {
+  arma::mat val;
+  arma::mat adj;                   ///< empty until something propagates into it
+  std::function<void()> backward;  ///< empty for leaves and constants
+  bool needs_grad = false;
+
+  /// Adjoint, zero-initialised on first use.
+  arma::mat& adj_ref() {
+    if (adj.n_elem != val.n_elem || adj.n_rows != val.n_rows) adj.zeros(val.n_rows, val.n_cols);
+    return adj;
+  }
+  bool has_adj() const { return adj.n_elem == val.n_elem && adj.n_rows == val.n_rows; }
+};
+
+/// Handle to a node on a tape. Cheap to copy.
+class Var {
+ public:
+  Var() = default;
+  Var(Tape* tape, Node* node) : tape_(tape), node_(node) {}
+
+  const arma::mat& val() const { return node_->val; }
+  double scalar() const;  ///< value of a 1x1 node; throws otherwise
+  arma::uword n_rows() const { return node_->val.n_rows; }
+  arma::uword n_cols() const { return node_->val.n_cols; }
+  bool needs_grad() const { return node_->needs_grad; }
+  /// Gradient after Tape::backward (zeros if nothing reached this node).
+  arma::mat grad() const;
+
+  Tape& tape() const { return *tape_; }
+  Node* node() const { return node_; }
+  bool valid() const { return node_ != nullptr; }
+
+ private:
+  Tape* tape_ = nullptr;
+  Node* node_ = nullptr;
+};
+
+class Tape {
+ public:
+  Tape() = default;
+  Tape(const Tape&) = delete;
+  Tape& operator=(const Tape&) = delete;
+
+  /// A leaf whose gradient is wanted.
+  Var variable(arma::mat value);
+  /// A leaf without gradient (data, noise draws).
+  Var constant(arma::mat value);
+  Var constant(double value) { return constant(arma::mat(1, 1, arma::fill::value(value))); }
+
+  /// Records an op result. `inputs` decide whether the result needs a gradient; when it does,
+  /// `make_backward(out)` is called to build the closure (it receives the output node).
+  template <class MakeBackward>
+  Var record(arma::mat value, std::initializer_list<Var> inputs, MakeBackward&& make_backward) {
+    bool needs = false;
+    for (const Var& v : inputs) needs = needs || v.needs_grad();
+    Node& n = nodes_.emplace_back();
+    n.val = std::move(value);
+    n.needs_grad = needs;
+    if (needs) n.backward = make_backward(&n);
+    return Var(this, &n);
+  }
+
+  /// Runs the reverse pass from a 1x1 node (seed adjoint 1, or `seed` for a non-scalar output).
+  void backward(const Var& output);
+  void backward(const Var& output, const arma::mat& seed);
+
+  /// Drops all nodes; Vars on this tape become invalid.
+  void clear() { nodes_.clear(); }
+  size_t size() const { return nodes_.size(); }
+
+ private:
+  std::deque<Node> nodes_;
+};
+
+/// Adds `g` into the adjoint of `v` if `v` needs a gradient.
+inline void accumulate(const Var& v, const arma::mat& g) {
+  if (v.needs_grad()) v.node()->adj_ref() += g;
+}
+
+}  // namespace dkp::autodiff

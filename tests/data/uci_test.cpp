@@ -1,0 +1,208 @@
+// Loader tests: the real shared data (when present), malformed files written by the test, and
+// standardisation.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "data/checksums.hpp"
+#include "data/mnist.hpp"
+#include "data/root.hpp"
+#include "data/standardise.hpp"
+#include "data/uci.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+namespace fs = std::filesystem;
+using dkp::data::load_uci;
+
+namespace {
+
+void write(const fs::path& p, const std::string& s) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << s;
+}
+
+// A tiny valid dataset in the Gal & Ghahramani layout: 6 rows, 2 features, target column 2.
+fs::path make_tiny(const std::string& name) {
+  const fs::path root = dkp::test::temp_dir(name);
+  const fs::path d = root / "uci" / "yacht" / "data";
+  write(d / "data.txt", "1 2 3\n\t4  5\t6 \n\n7 8 9\n10 11 12\n13 14 15\n16 17 18\n\n");
+  write(d / "index_features.txt", "0\n1\n");
+  write(d / "index_target.txt", "2\n");
+  write(d / "n_splits.txt", "1\n");
+  write(d / "index_train_0.txt", "0\n1\n2\n3\n");
+  write(d / "index_test_0.txt", "4\n5\n");
+  return root;
+}
+
+// Returns the error message of load_uci(+split 0) on a modified tiny dataset.
+std::string error_of(const std::string& name, const std::string& file, const std::string& content) {
+  const fs::path root = make_tiny(name);
+  write(root / "uci" / "yacht" / "data" / file, content);
+  try {
+    auto ds = load_uci(root, "yacht");
+    ds.split(0);
+  } catch (const dkp::DataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("every UCI dataset of the shared mirror loads with the documented sizes") {
+  const fs::path root = dkp::test::shared_data_root();
+  if (root.empty()) {
+    MESSAGE("shared data not found beside the source tree; skipped");
+    return;
+  }
+  struct Expect {
+    size_t rows, features, splits, train, test;
+  };
+  const std::map<std::string, Expect> expect = {
+      {"boston", {506, 13, 20, 455, 51}},      {"concrete", {1030, 8, 20, 927, 103}},
+      {"energy", {768, 8, 20, 691, 77}},       {"kin8nm", {8192, 8, 20, 7373, 819}},
+      {"naval", {11934, 16, 20, 10741, 1193}}, {"power", {9568, 4, 20, 8611, 957}},
+      {"protein", {45730, 9, 5, 41157, 4573}}, {"wine", {1599, 11, 20, 1439, 160}},
+      {"yacht", {308, 6, 20, 277, 31}},
+  };
+  for (const auto& info : dkp::data::uci_catalogue()) {
+    CAPTURE(info.name);
+    const auto ds = load_uci(root, info.name);
+    const auto& e = expect.at(info.name);
+    CHECK(ds.X.n_rows == e.rows);
+    CHECK(ds.X.n_cols == e.features);
+    CHECK(ds.y.n_elem == e.rows);
+    CHECK(ds.n_splits == e.splits);
+    for (size_t k = 0; k < ds.n_splits; ++k) {
+      const auto s = ds.split(k);
+      CHECK(s.train.n_elem == e.train);
+      CHECK(s.test.n_elem == e.test);
+    }
+  }
+  // Spot values: first row of boston (CRIM = 0.00632, MEDV = 24.0); naval's target is column 16
+  // (compressor decay, in [0.95, 1]) and not the unused turbine column 17.
+  const auto boston = load_uci(root, "boston");
+  CHECK(boston.X(0, 0) == doctest::Approx(0.00632));
+  CHECK(boston.y[0] == doctest::Approx(24.0));
+  const auto naval = load_uci(root, "naval");
+  CHECK(naval.y.min() >= 0.95);
+  CHECK(naval.y.max() <= 1.0);
+  CHECK_THROWS_AS(boston.split(20), dkp::ConfigError);
+}
+
+TEST_CASE("MNIST loads 60000/10000 images scaled to [0,1] with digit labels") {
+  const fs::path root = dkp::test::shared_data_root();
+  if (root.empty()) return;
+  const auto m = dkp::data::load_mnist(root);
+  CHECK(m.train.X.n_rows == 60000);
+  CHECK(m.test.X.n_rows == 10000);
+  CHECK(m.train.X.n_cols == 784);
+  CHECK(m.train.X.min() == 0.0);
+  CHECK(m.train.X.max() == 1.0);
+  CHECK(m.train.labels.max() == 9);
+  CHECK(m.train.labels[0] == 5);  // the first MNIST training image is a 5
+  CHECK(m.test.labels[0] == 7);   // the first test image is a 7
+}
+
+TEST_CASE("the tiny dataset loads despite tabs, runs of spaces, trailing space and blank lines") {
+  const auto ds = load_uci(make_tiny("tiny-ok"), "yacht");
+  CHECK(ds.X.n_rows == 6);
+  CHECK(ds.X.n_cols == 2);
+  CHECK(ds.X(1, 1) == 5.0);
+  CHECK(ds.y[2] == 9.0);
+  const auto s = ds.split(0);
+  CHECK(s.train.n_elem == 4);
+  CHECK(s.test[1] == 5);
+}
+
+TEST_CASE("malformed files give an error naming the file and line") {
+  std::string e =
+      error_of("bad-num", "data.txt", "1 2 3\n4 x 6\n7 8 9\n10 11 12\n13 14 15\n16 17 18\n");
+  CHECK(e.find("data.txt:2") != std::string::npos);
+  CHECK(e.find("'x'") != std::string::npos);
+
+  e = error_of("bad-cols", "data.txt", "1 2 3\n\n4 5\n7 8 9\n");
+  CHECK(e.find("data.txt:3") != std::string::npos);
+  CHECK(e.find("2 fields, expected 3") != std::string::npos);
+
+  e = error_of("nan", "data.txt", "1 2 3\n4 nan 6\n7 8 9\n10 11 12\n13 14 15\n16 17 18\n");
+  CHECK(e.find("data.txt:2") != std::string::npos);
+  CHECK(e.find("finite") != std::string::npos);
+
+  e = error_of("range", "index_test_0.txt", "4\n6\n");
+  CHECK(e.find("index_test_0.txt") != std::string::npos);
+  CHECK(e.find("out of range") != std::string::npos);
+
+  e = error_of("dup", "index_train_0.txt", "0\n1\n1\n3\n");
+  CHECK(e.find("duplicate index 1") != std::string::npos);
+
+  e = error_of("overlap", "index_test_0.txt", "3\n5\n");
+  CHECK(e.find("both") != std::string::npos);
+
+  e = error_of("neg", "index_train_0.txt", "0\n-1\n");
+  CHECK(e.find("index_train_0.txt:2") != std::string::npos);
+
+  e = error_of("target", "index_target.txt", "7\n");
+  CHECK(e.find("column 7 out of range") != std::string::npos);
+
+  const fs::path root = make_tiny("missing");
+  fs::remove(root / "uci" / "yacht" / "data" / "data.txt");
+  CHECK_THROWS_WITH_AS(load_uci(root, "yacht"), doctest::Contains("missing data file"),
+                       dkp::DataError);
+  CHECK_THROWS_AS(load_uci(root, "boston"), dkp::DataError);  // folder absent
+  CHECK_THROWS_AS(load_uci(root, "nosuchset"), dkp::ConfigError);
+}
+
+TEST_CASE("standardisation: training mean 0 and std 1 (N-1), zero std -> 1, round trip") {
+  arma::mat X = {{1.0, 5.0, 2.0}, {2.0, 5.0, 4.0}, {4.0, 5.0, 9.0}, {7.0, 5.0, 1.0}};
+  const auto s = dkp::data::Standardiser::fit(X);
+  const arma::mat Z = s.transform(X);
+  CHECK(arma::abs(arma::mean(Z, 0)).max() < 1e-14);
+  CHECK(arma::stddev(Z.col(0)) == doctest::Approx(1.0));  // N-1 denominator
+  CHECK(s.std[0] == doctest::Approx(std::sqrt(7.0)));     // var of {1,2,4,7} with N-1 is 7
+  CHECK(s.std[1] == 1.0);                                 // constant column
+  CHECK(arma::approx_equal(s.inverse(Z), X, "absdiff", 1e-12));
+  CHECK_THROWS_AS(dkp::data::Standardiser::fit(X.row(0)), dkp::DataError);
+
+  const fs::path root = dkp::test::shared_data_root();
+  if (root.empty()) return;
+  const auto split = dkp::data::make_regression_split(load_uci(root, "naval"), 0);
+  CHECK(arma::abs(arma::mean(split.X_train, 0)).max() < 1e-10);
+  CHECK(std::abs(arma::mean(split.y_train)) < 1e-10);
+  CHECK(arma::stddev(split.y_train) == doctest::Approx(1.0));
+  CHECK(split.x_stats.std[8] == 1.0);  // naval column 8 is constant
+  const auto ds = load_uci(root, "naval");
+  const auto idx = ds.split(0);
+  const arma::vec y_test = ds.y.elem(idx.test);
+  CHECK(arma::approx_equal(split.y_to_original(split.y_test), y_test, "absdiff", 1e-12));
+}
+
+TEST_CASE("checksum list parses and verification detects a modified file") {
+  const auto entries = dkp::data::parse_checksums(dkp::data::embedded_sha256sums());
+  CHECK(entries.size() == 370);
+  const fs::path root = make_tiny("sums");
+  const std::string sums =
+      "0000000000000000000000000000000000000000000000000000000000000000  uci/yacht/data/data.txt\n"
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  uci/yacht/data/none.txt\n";
+  const auto r = dkp::data::verify_checksums(root, dkp::data::parse_checksums(sums));
+  CHECK(r.mismatched.size() == 1);
+  CHECK(r.missing.size() == 1);
+  CHECK_FALSE(r.passed());
+  CHECK_THROWS_AS(dkp::data::parse_checksums("abc  file\n"), dkp::DataError);
+  const fs::path shared = dkp::test::shared_data_root();
+  if (!shared.empty()) CHECK(dkp::data::verify_checksums(shared, entries, "uci/yacht").passed());
+}
+
+TEST_CASE("data root resolution: --data, then $DKP_DATA") {
+  const fs::path d = dkp::test::temp_dir("root");
+  CHECK(dkp::data::resolve_data_root(d.string()) == d);
+  CHECK_THROWS_AS(dkp::data::resolve_data_root((d / "nope").string()), dkp::DataError);
+  ::setenv("DKP_DATA", d.c_str(), 1);
+  CHECK(dkp::data::resolve_data_root("") == d);
+  ::setenv("DKP_DATA", (d / "nope").c_str(), 1);
+  CHECK_THROWS_AS(dkp::data::resolve_data_root(""), dkp::DataError);
+  ::unsetenv("DKP_DATA");
+}

@@ -256,7 +256,7 @@ TEST_CASE("parameter checkpoints round-trip exactly and are checked against the 
   CHECK_THROWS_AS(r.load(text.substr(0, text.size() / 2)), dkp::DataError);
   CHECK_THROWS_AS(r.load(text + "junk"), dkp::DataError);
   std::string bad_number = text;
-  bad_number.replace(bad_number.find("param Z identity 4 3 ") + 21, 1, "q");
+  bad_number[bad_number.find("param Z identity 4 3 ") + 21] = 'q';  // first value of Z
   CHECK_THROWS_AS(r.load(bad_number), dkp::DataError);
   // Saving a set that does not match the declarations is refused too.
   ParameterSet missing = u;

@@ -1,0 +1,187 @@
+#include "linalg/chol.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "linalg/triangular.hpp"
+
+extern "C" {
+// LAPACK: inverse of an SPD matrix from its Cholesky factor (the trailing argument is the
+// Fortran hidden length of `uplo`).
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
+}
+
+namespace dkp::linalg {
+
+namespace {
+
+constexpr const char* kHints =
+    "Hints: standardise the inputs and outputs; lower the learning rate; check the data for NaNs "
+    "and constant columns.";
+
+std::string describe_failure(const std::string& where, arma::uword n, double min_diag,
+                             double mean_diag, bool has_nan, bool has_inf,
+                             const std::vector<double>& jitter) {
+  std::string msg =
+      fmt::format("Cholesky factorisation failed in '{}': the {}x{} matrix ", where, n, n);
+  if (has_nan || has_inf) {
+    msg += fmt::format("contains {} (no jitter tried; jitter cannot repair non-finite entries)",
+                       has_nan && has_inf ? "NaN and Inf" : (has_nan ? "NaN" : "Inf"));
+  } else {
+    msg += "is not positive definite";
+  }
+  msg +=
+      fmt::format(" [min diagonal {:.6g}, mean diagonal {:.6g}, NaN present: {}, Inf present: {}",
+                  min_diag, mean_diag, has_nan ? "yes" : "no", has_inf ? "yes" : "no");
+  if (!jitter.empty()) {
+    msg += fmt::format(", jitter tried: {} values from {:.3g} to {:.3g}", jitter.size(),
+                       jitter.front(), jitter.back());
+  } else if (!has_nan && !has_inf) {
+    msg += ", jitter disabled";
+  }
+  msg += "]. ";
+  msg += kHints;
+  return msg;
+}
+
+// Relative asymmetry test on the strict lower triangle against the upper one.
+bool is_symmetric(const arma::mat& A, double scale) {
+  const double tol = 1e-8 * std::max(scale, 1e-300);
+  const arma::uword n = A.n_rows;
+  for (arma::uword j = 0; j < n; ++j) {
+    for (arma::uword i = j + 1; i < n; ++i) {
+      if (!(std::abs(A.at(i, j) - A.at(j, i)) <= tol)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void CholStats::merge(const CholStats& o) {
+  factorisations += o.factorisations;
+  jittered += o.jittered;
+  retries += o.retries;
+  failures += o.failures;
+  max_jitter_rel = std::max(max_jitter_rel, o.max_jitter_rel);
+  max_jitter_abs = std::max(max_jitter_abs, o.max_jitter_abs);
+}
+
+NotPsdError::NotPsdError(std::string where, arma::uword n, double min_diag, double mean_diag,
+                         bool has_nan, bool has_inf, std::vector<double> jitter_tried)
+    : Error(describe_failure(where, n, min_diag, mean_diag, has_nan, has_inf, jitter_tried)),
+      where_(std::move(where)),
+      n_(n),
+      min_diag_(min_diag),
+      mean_diag_(mean_diag),
+      has_nan_(has_nan),
+      has_inf_(has_inf),
+      jitter_tried_(std::move(jitter_tried)) {}
+
+CholResult chol_jittered(const arma::mat& A, const char* where, const JitterPolicy& policy,
+                         CholStats* stats) {
+  if (A.n_rows != A.n_cols) {
+    throw Error(
+        fmt::format("linalg::chol in '{}': {}x{} matrix is not square", where, A.n_rows, A.n_cols));
+  }
+  const arma::uword n = A.n_rows;
+  CholResult res;
+  if (n == 0) {
+    if (stats) ++stats->factorisations;
+    return res;
+  }
+  const arma::vec d = A.diag();
+  const double min_diag = d.min(), mean_diag = arma::mean(d);
+  const bool has_nan = A.has_nan();
+  const bool has_inf = A.has_inf();
+  if (has_nan || has_inf) {
+    if (stats) ++stats->failures;
+    throw NotPsdError(where, n, min_diag, mean_diag, has_nan, has_inf, {});
+  }
+  if (!is_symmetric(A, arma::abs(d).max())) {
+    throw Error(
+        fmt::format("linalg::chol in '{}': {}x{} matrix is not symmetric (relative "
+                    "tolerance 1e-8)",
+                    where, n, n));
+  }
+
+  if (arma::chol(res.L, A, "lower")) {
+    if (stats) ++stats->factorisations;
+    return res;
+  }
+
+  const double scale = mean_diag > 0.0 ? mean_diag : 1.0;
+  std::vector<double> tried;
+  double rel = policy.initial;
+  arma::mat Aj = A;
+  for (int k = 0; k < policy.max_retries; ++k, rel *= policy.growth) {
+    const double jitter = rel * scale;
+    spdlog::warn(
+        "chol '{}': {}x{} matrix not positive definite (min diagonal {:.3g}); retry {}/{} with "
+        "jitter {:.1e} x mean diagonal = {:.3g}",
+        where, n, n, min_diag, k + 1, policy.max_retries, rel, jitter);
+    tried.push_back(jitter);
+    ++res.retries;
+    Aj.diag() = d + jitter;
+    if (arma::chol(res.L, Aj, "lower")) {
+      res.jitter = jitter;
+      res.jitter_rel = rel;
+      if (stats) {
+        ++stats->factorisations;
+        ++stats->jittered;
+        stats->retries += size_t(res.retries);
+        stats->max_jitter_rel = std::max(stats->max_jitter_rel, rel);
+        stats->max_jitter_abs = std::max(stats->max_jitter_abs, jitter);
+      }
+      return res;
+    }
+  }
+  if (stats) {
+    stats->retries += size_t(res.retries);
+    ++stats->failures;
+  }
+  throw NotPsdError(where, n, min_diag, mean_diag, false, false, std::move(tried));
+}
+
+arma::mat chol(const arma::mat& A, const char* where, const JitterPolicy& policy,
+               CholStats* stats) {
+  return chol_jittered(A, where, policy, stats).L;
+}
+
+double logdet_chol(const arma::mat& L) {
+  if (L.n_rows != L.n_cols) {
+    throw Error(
+        fmt::format("linalg::logdet_chol: factor is {}x{}, not square", L.n_rows, L.n_cols));
+  }
+  return 2.0 * arma::accu(arma::log(L.diag()));
+}
+
+arma::mat chol_solve(const arma::mat& L, const arma::mat& B) {
+  arma::mat X = B;
+  tri_solve_inplace(L, X, Uplo::Lower, false);
+  tri_solve_inplace(L, X, Uplo::Lower, true);
+  return X;
+}
+
+arma::mat chol_inverse(const arma::mat& L) {
+  if (L.n_rows != L.n_cols) {
+    throw Error(
+        fmt::format("linalg::chol_inverse: factor is {}x{}, not square", L.n_rows, L.n_cols));
+  }
+  arma::mat X = L;
+  if (X.n_elem == 0) return X;
+  const int n = int(X.n_rows);
+  int info = 0;
+  const char uplo = 'L';
+  dpotri_(&uplo, &n, X.memptr(), &n, &info, 1);
+  if (info != 0) {
+    throw Error(
+        fmt::format("linalg::chol_inverse: singular {}x{} factor (dpotri info {})", n, n, info));
+  }
+  return arma::symmatl(X);
+}
+
+}  // namespace dkp::linalg

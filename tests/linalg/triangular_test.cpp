@@ -1,0 +1,48 @@
+// Triangular solves (linalg/triangular.hpp) in all side/triangle/transpose combinations.
+#include <doctest/doctest.h>
+
+#include "linalg/triangular.hpp"
+#include "util/error.hpp"
+
+namespace la = dkp::linalg;
+
+TEST_CASE("tri_solve: left and right, lower and upper, transposed or not") {
+  const arma::uword n = 9, m = 4;
+  arma::mat T = arma::randn(n, n);
+  T.diag() = 2.0 + arma::randu(n);
+  // Garbage in the unused triangle must be ignored.
+  for (la::Uplo uplo : {la::Uplo::Lower, la::Uplo::Upper}) {
+    const arma::mat Tt =
+        uplo == la::Uplo::Lower ? arma::mat(arma::trimatl(T)) : arma::mat(arma::trimatu(T));
+    for (bool trans : {false, true}) {
+      const arma::mat op = trans ? arma::mat(Tt.t()) : Tt;
+      const arma::mat Bl = arma::randn(n, m), Br = arma::randn(m, n);
+      const arma::mat Xl = la::tri_solve(T, Bl, uplo, trans, la::Side::Left);
+      CHECK(arma::approx_equal(op * Xl, Bl, "absdiff", 1e-10));
+      const arma::mat Xr = la::tri_solve(T, Br, uplo, trans, la::Side::Right);
+      CHECK(arma::approx_equal(Xr * op, Br, "absdiff", 1e-10));
+    }
+  }
+  const arma::mat L = arma::trimatl(T), B = arma::randn(n, m);
+  CHECK(arma::approx_equal(la::solve_lower(L, B), arma::solve(arma::trimatl(L), B), "absdiff",
+                           1e-10));
+  CHECK(arma::approx_equal(la::solve_lower(L, B, true), arma::solve(arma::trimatu(L.t()), B),
+                           "absdiff", 1e-10));
+  const arma::mat U = arma::trimatu(T);
+  CHECK(arma::approx_equal(la::solve_upper(U, B), arma::solve(arma::trimatu(U), B), "absdiff",
+                           1e-10));
+}
+
+TEST_CASE("tri_solve: shape errors, singular factors and empty right-hand sides") {
+  arma::mat L = arma::trimatl(arma::randn(4, 4));
+  L.diag().fill(1.0);
+  CHECK_THROWS_AS(la::solve_lower(arma::ones(3, 4), arma::ones(3, 1)), dkp::Error);
+  CHECK_THROWS_AS(la::solve_lower(L, arma::ones(3, 1)), dkp::Error);
+  CHECK_THROWS_AS(la::tri_solve(L, arma::ones(4, 3), la::Uplo::Lower, false, la::Side::Right),
+                  dkp::Error);
+  L(2, 2) = 0.0;
+  CHECK_THROWS_WITH_AS(la::solve_lower(L, arma::ones(4, 1)), doctest::Contains("singular"),
+                       dkp::Error);
+  L(2, 2) = 1.0;
+  CHECK(la::solve_lower(L, arma::mat(4, 0)).n_cols == 0);
+}

@@ -1,0 +1,162 @@
+#include "training/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "autodiff/ops.hpp"
+#include "training/adam.hpp"
+#include "training/checkpoint.hpp"
+#include "util/error.hpp"
+
+namespace dkp::training {
+
+std::atomic<bool>& stop_requested() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+namespace {
+extern "C" void on_signal(int) {
+  stop_requested().store(true);
+}
+}  // namespace
+
+void install_signal_handlers() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
+TrainReport train(const models::Model& model, const arma::mat& X, const arma::vec& y,
+                  const TrainOptions& opt, const random::Stream& run, const ProgressFn& progress) {
+  if (X.n_rows != y.n_elem || X.n_rows == 0) {
+    throw Error(fmt::format("train: {} inputs and {} targets", X.n_rows, y.n_elem));
+  }
+  if (opt.samples == 0) throw ConfigError("train: --samples must be positive");
+  const size_t N = X.n_rows;
+  const size_t B = (opt.batch == 0 || opt.batch >= N) ? N : opt.batch;
+  const size_t batches_per_epoch = (N + B - 1) / B;
+
+  TrainReport report;
+  Checkpoint ck;
+  ck.params = model.initial_parameters();
+  if (!opt.checkpoint_path.empty() && std::filesystem::exists(opt.checkpoint_path)) {
+    ck = load_checkpoint(opt.checkpoint_path, model.initial_parameters());
+    report.resumed_from = ck.step;
+    spdlog::info("resuming from checkpoint {} at step {}", opt.checkpoint_path.string(), ck.step);
+  }
+  Adam adam;
+  if (ck.step > 0) adam.set_state(ck.adam);
+
+  auto save = [&](size_t step) {
+    if (opt.checkpoint_path.empty()) return;
+    ck.step = step;
+    ck.adam = adam.state();
+    save_checkpoint(opt.checkpoint_path, ck);
+  };
+
+  const auto t0 = std::chrono::steady_clock::now();
+  StepInfo info;
+  bool have_avg = false;
+  arma::uvec order;
+  size_t order_epoch = size_t(-1);
+  for (size_t step = ck.step; step < opt.steps; ++step) {
+    // Minibatch: epoch e is a fresh permutation; full batch uses the data as is.
+    arma::mat Xb;
+    arma::vec yb;
+    if (B == N) {
+      Xb = X;
+      yb = y;
+    } else {
+      const size_t epoch = step / batches_per_epoch, k = step % batches_per_epoch;
+      if (epoch != order_epoch) {
+        random::Stream s = run.child("minibatch-order", epoch);
+        order = random::permutation(s, N);
+        order_epoch = epoch;
+      }
+      const arma::uvec idx = order.subvec(k * B, std::min(N, (k + 1) * B) - 1);
+      Xb = X.rows(idx);
+      yb = y.elem(idx);
+    }
+    random::Stream noise = run.child("mc-noise", step);
+    const double klw = opt.kl.weight(step);
+    autodiff::Tape tape;
+    const models::VarMap vars = models::to_vars(tape, ck.params, true);
+    const models::ElboEstimate e = model.elbo(vars, Xb, yb, double(N), opt.samples, klw, noise);
+    const double elbo = e.elbo.scalar();
+    if (!std::isfinite(elbo)) {
+      save(step);
+      throw Error(
+          fmt::format("non-finite ELBO at step {} (expected log-lik {}, KL {}); the last "
+                      "checkpoint holds the parameters before this step. Try a lower "
+                      "learning rate or check the data.",
+                      step, e.expected_loglik, e.kl));
+    }
+    tape.backward(e.elbo);
+    models::ParamMap grads;
+    for (const auto& [name, v] : vars) {
+      arma::mat g = -v.grad();  // minimise the negative ELBO
+      if (!g.is_finite()) {
+        save(step);
+        throw Error(fmt::format("non-finite gradient of parameter '{}' at step {}", name, step));
+      }
+      grads.emplace(name, std::move(g));
+    }
+    const double lr = opt.lr.at(step);
+    adam.step(ck.params, grads, lr);
+
+    info.step = step + 1;
+    info.elbo = elbo;
+    info.elbo_avg = have_avg ? 0.99 * info.elbo_avg + 0.01 * elbo : elbo;
+    have_avg = true;
+    info.expected_loglik = e.expected_loglik;
+    info.kl = e.kl;
+    info.kl_weight = klw;
+    info.lr = lr;
+    info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (progress) progress(info, opt);
+    if (opt.checkpoint_every > 0 && info.step % opt.checkpoint_every == 0 && info.step < opt.steps)
+      save(info.step);
+    if (stop_requested().load()) {
+      save(info.step);
+      throw Interrupted(fmt::format(
+          "interrupted at step {}; checkpoint written to {}", info.step,
+          opt.checkpoint_path.empty() ? std::string("(none)") : opt.checkpoint_path.string()));
+    }
+  }
+  report.params = ck.params;
+  report.steps = opt.steps;
+  report.last = info;
+  report.train_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const size_t done = opt.steps - report.resumed_from;
+  report.seconds_per_step = done > 0 ? report.train_seconds / double(done) : 0.0;
+  return report;
+}
+
+}  // namespace dkp::training
+
+namespace dkp::training {
+
+double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
+                     const arma::vec& y, size_t samples, random::Stream& rng, size_t chunk) {
+  const size_t N = X.n_rows;
+  double ell = 0.0, kl = 0.0;
+  size_t chunks = 0;
+  for (size_t start = 0; start < N; start += chunk, ++chunks) {
+    const size_t end = std::min(N, start + chunk) - 1;
+    autodiff::Tape tape;
+    const models::VarMap vars = models::to_vars(tape, params, false);
+    const models::ElboEstimate e =
+        model.elbo(vars, X.rows(start, end), y.subvec(start, end), double(N), samples, 1.0, rng);
+    ell += e.expected_loglik * double(end - start + 1) / double(N);
+    kl += e.kl;
+  }
+  return ell - kl / double(chunks);
+}
+
+}  // namespace dkp::training

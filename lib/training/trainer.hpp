@@ -1,0 +1,85 @@
+// The training loop (DESIGN.md section 4, "Doubly-stochastic training"): minibatches of training
+// points, S Monte Carlo samples per step, Adam on the negative per-datapoint ELBO, a piecewise-
+// constant learning-rate schedule, linear KL annealing, a progress line every N steps, checkpoints
+// every N steps and on SIGINT/SIGTERM, and a clear error on a non-finite ELBO or gradient.
+//
+// Randomness: step t draws its Monte Carlo noise from run.child("mc-noise", t) and epoch e shuffles
+// the data with run.child("minibatch-order", e). No random state is carried between steps, so a
+// run resumed from a checkpoint (parameters, Adam state, step) is bit-identical to an
+// uninterrupted one.
+#pragma once
+
+#include <armadillo>
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "models/model.hpp"
+#include "random/stream.hpp"
+#include "training/schedules.hpp"
+
+namespace dkp::training {
+
+struct TrainOptions {
+  size_t steps = 20000;
+  LrSchedule lr = LrSchedule::steps(1e-2, {{10000, 1e-3}});
+  KlAnnealing kl{1000};                   ///< KL weight min(1, step / K); K = 0: always 1
+  size_t samples = 10;                    ///< Monte Carlo samples per step
+  size_t batch = 0;                       ///< minibatch size; 0 or >= N means full batch
+  size_t log_every = 500;                 ///< progress line period (0: never)
+  size_t checkpoint_every = 1000;         ///< checkpoint period in steps (0: only on signals)
+  std::filesystem::path checkpoint_path;  ///< empty: no checkpoints, no resume
+};
+
+/// Progress of one step, passed to the callback.
+struct StepInfo {
+  size_t step = 0;        ///< 1-based count of completed steps
+  double elbo = 0.0;      ///< this step's per-datapoint ELBO estimate (annealed)
+  double elbo_avg = 0.0;  ///< exponential moving average (weight 0.01)
+  double expected_loglik = 0.0;
+  double kl = 0.0;
+  double kl_weight = 1.0;
+  double lr = 0.0;
+  double seconds = 0.0;  ///< wall time of the steps done in this process
+};
+
+struct TrainReport {
+  models::ParamMap params;
+  size_t steps = 0;
+  size_t resumed_from = 0;     ///< step of the checkpoint resumed from (0: fresh)
+  double train_seconds = 0.0;  ///< wall time of the steps done in this process
+  double seconds_per_step = 0.0;
+  StepInfo last;
+};
+
+/// Set by the SIGINT/SIGTERM handler installed by install_signal_handlers(); the loop then writes a
+/// checkpoint and throws dkp::training::Interrupted. (Signals are process-wide by nature; this flag
+/// is the one piece of global state, and it carries no numbers.)
+std::atomic<bool>& stop_requested();
+void install_signal_handlers();
+
+/// Thrown after a checkpoint was written on a stop request.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using ProgressFn = std::function<void(const StepInfo&, const TrainOptions&)>;
+
+/// Trains `model` on (X, y) and returns the final parameters. Resumes from
+/// options.checkpoint_path when it exists. Throws dkp::Error on a non-finite ELBO or gradient.
+TrainReport train(const models::Model& model, const arma::mat& X, const arma::vec& y,
+                  const TrainOptions& options, const random::Stream& run,
+                  const ProgressFn& progress = {});
+
+}  // namespace dkp::training
+
+namespace dkp::training {
+
+/// Per-datapoint ELBO (KL weight 1) on the whole training set, evaluated in chunks of at most
+/// `chunk` points: sum_c (n_c / N) E log p(y_c | f) - mean_c KL_c.
+double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
+                     const arma::vec& y, size_t samples, random::Stream& rng, size_t chunk = 10000);
+
+}  // namespace dkp::training

@@ -1,0 +1,326 @@
+// Grid schema, expansion, hashing and command rendering.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "experiments/grid.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+using namespace dkp::experiments;
+
+namespace {
+
+// A small valid grid; line numbers matter for the error tests below (line 1 is "name: t").
+const std::string kGrid = R"(name: t
+family: agw-uci
+protocol:
+  steps: 2000
+  lr_schedule: [[0, 0.01], [1000, 0.001]]
+  kl_anneal: 100
+  train_samples: 10
+  test_samples: 100
+  inducing: 100
+  batch: 10000
+  kernel: se
+  seed: 3
+axes:
+  datasets: [boston, protein]
+  splits: all
+  depths: [2, 3]
+  models:
+    - {model: dgp, inference: global-inducing}
+    - {model: dwp, posterior: [gw, agw]}
+    - {model: sgp, inducing: [100, 500]}
+overrides:
+  - when: {dataset: protein}
+    set: {train_samples: 1}
+profiles:
+  quick:
+    description: two splits
+    protocol: {steps: 200, lr_schedule: [[0, 0.01], [100, 0.001]]}
+    axes: {splits: [0, 1]}
+)";
+
+// Replaces the first occurrence of `from` by `to` in the grid text.
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kGrid;
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  s.replace(pos, from.size(), to);
+  return s;
+}
+
+// Parses and returns the ConfigError message ("" when it parsed).
+std::string error_of(const std::string& text, const std::string& profile = "full") {
+  try {
+    parse_grid(text, "grids/t.yaml", profile);
+  } catch (const dkp::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("grid schema: a typo'd key fails with file:line and the key name") {
+  const auto msg = error_of(with("  steps: 2000", "  stpes: 2000"));
+  INFO(msg);
+  CHECK(has(msg, "grids/t.yaml:4:"));
+  CHECK(has(msg, "protocol.stpes"));
+  CHECK(has(msg, "unknown key"));
+  CHECK(has(msg, "did you mean 'steps'"));
+  // At the top level and inside a model entry too.
+  const auto top = error_of(with("family: agw-uci", "famliy: agw-uci"));
+  CHECK(has(top, "grids/t.yaml:2:"));
+  CHECK(has(top, "'famliy'"));
+  const auto entry = error_of(with("{model: dgp, inference:", "{model: dgp, infrence:"));
+  INFO(entry);
+  CHECK(has(entry, "grids/t.yaml:18:"));
+  CHECK(has(entry, "axes.models[0].infrence"));
+}
+
+TEST_CASE("grid schema: a wrong type fails with file:line and the key name") {
+  const auto msg = error_of(with("  steps: 2000", "  steps: many"));
+  INFO(msg);
+  CHECK(has(msg, "grids/t.yaml:4:"));
+  CHECK(has(msg, "protocol.steps"));
+  CHECK(has(msg, "expected an integer, got 'many'"));
+  const auto list = error_of(with("  depths: [2, 3]", "  depths: {a: 1}"));
+  INFO(list);
+  CHECK(has(list, "grids/t.yaml:16:"));
+  CHECK(has(list, "axes.depths"));
+  const auto lr = error_of(with("[1000, 0.001]", "[1000, fast]"));
+  INFO(lr);
+  CHECK(has(lr, "grids/t.yaml:5:"));
+  CHECK(has(lr, "protocol.lr_schedule[1][1]"));
+}
+
+TEST_CASE("grid schema: impossible values fail with file:line and the key name") {
+  const auto ind = error_of(with("  inducing: 100", "  inducing: 0"));
+  INFO(ind);
+  CHECK(has(ind, "grids/t.yaml:9:"));
+  CHECK(has(ind, "protocol.inducing"));
+  CHECK(has(ind, "impossible"));
+  // A schedule step beyond the number of steps.
+  const auto lr = error_of(with("[1000, 0.001]", "[5000, 0.001]"));
+  INFO(lr);
+  CHECK(has(lr, "grids/t.yaml:5:"));
+  CHECK(has(lr, "lr_schedule"));
+  CHECK(has(lr, "5000"));
+  // A split that protein does not have.
+  const auto split = error_of(with("  splits: all", "  splits: [0, 7]"));
+  INFO(split);
+  CHECK(has(split, "grids/t.yaml:15:"));
+  CHECK(has(split, "split 7 does not exist for protein"));
+  // Unknown names.
+  CHECK(has(error_of(with("posterior: [gw, agw]", "posterior: [gw, xgw]")), "'xgw' is not one of"));
+  CHECK(has(error_of(with("[boston, protein]", "[boston, bostn]")), "unknown dataset 'bostn'"));
+  CHECK(has(error_of(with("{model: dgp, inference: global-inducing}", "{model: dgp}")),
+            "model dgp needs 'inference'"));
+  CHECK(has(error_of(with("{model: sgp, inducing: [100, 500]}", "{model: sgp, posterior: gw}")),
+            "model sgp takes no posterior"));
+  // An error inside an unselected profile still fails.
+  const auto prof = error_of(with("axes: {splits: [0, 1]}", "axes: {splits: [0, 1], dephts: [2]}"));
+  INFO(prof);
+  CHECK(has(prof, "profiles.quick.axes.dephts"));
+  CHECK(has(error_of(kGrid, "nosuch"), "no profile 'nosuch'"));
+}
+
+TEST_CASE("grid expansion: counts, order, overrides and profiles") {
+  const Grid g = parse_grid(kGrid, "grids/t.yaml");
+  CHECK(g.name == "t");
+  CHECK(g.family == "agw-uci");
+  // boston 20 splits + protein 5 splits, each: dgp x 2 depths + dwp x 2 posteriors x 2 depths
+  // + sgp x 2 inducing (depth 1 only).
+  CHECK(g.cells.size() == (20 + 5) * (2 + 4 + 2));
+  // Split-major order: the first cells are all split 0.
+  for (size_t i = 0; i < 16; ++i) CHECK(g.cells[i].split == 0);
+  std::set<std::string> hashes;
+  for (const auto& c : g.cells) {
+    hashes.insert(c.hash());
+    CHECK(c.protocol.train_samples == (c.dataset == "protein" ? 1 : 10));
+    if (c.model == "sgp") CHECK(c.depth == 1);
+    CHECK(c.kernel == "se");
+    CHECK(c.protocol.seed == 3);
+  }
+  CHECK(hashes.size() == g.cells.size());
+  const auto sgp500 = std::count_if(g.cells.begin(), g.cells.end(), [](const RunSpec& c) {
+    return c.model == "sgp" && c.protocol.inducing == 500;
+  });
+  CHECK(sgp500 == 25);
+
+  const Grid q = parse_grid(kGrid, "grids/t.yaml", "quick");
+  CHECK(q.profile == "quick");
+  CHECK(q.profile_description == "two splits");
+  CHECK(q.cells.size() == 2 * 2 * 8);
+  for (const auto& c : q.cells) {
+    CHECK(c.protocol.steps == 200);
+    CHECK(c.protocol.lr_schedule == std::vector<LrPoint>{{0, 0.01}, {100, 0.001}});
+  }
+}
+
+TEST_CASE("config hash: stable for the same spec, different for a changed step count") {
+  const Grid a = parse_grid(kGrid, "grids/t.yaml");
+  const Grid b = parse_grid(kGrid, "other/name.yaml");
+  REQUIRE(a.cells.size() == b.cells.size());
+  for (size_t i = 0; i < a.cells.size(); ++i) CHECK(a.cells[i].hash() == b.cells[i].hash());
+
+  RunSpec s = a.cells.front();
+  CHECK(s.hash().size() == 16);
+  CHECK(s.hash().find_first_not_of("0123456789abcdef") == std::string::npos);
+  RunSpec t = s;
+  t.grid = "elsewhere";  // the grid name is not part of the configuration
+  CHECK(t.hash() == s.hash());
+  t.protocol.steps += 1;
+  CHECK(t.hash() != s.hash());
+  RunSpec u = s;
+  u.protocol.lr_schedule.back().lr = 0.002;
+  CHECK(u.hash() != s.hash());
+  RunSpec v = s;
+  v.split = 1;
+  CHECK(v.hash() != s.hash());
+
+  // Pinned: changing the canonical form orphans every stored result, so it must be deliberate.
+  RunSpec g;
+  g.grid = "x";
+  g.dataset = "boston";
+  g.split = 0;
+  g.model = "dwp";
+  g.posterior = "agw";
+  g.depth = 5;
+  g.kernel = "se";
+  g.protocol = {20000, {{0, 0.01}, {10000, 0.001}}, 1000, 10, 100, 100, 10000, "input", 0};
+  CHECK(g.canonical() ==
+        "dkp-run-v1\ndataset=boston\nsplit=0\nmodel=dwp\ninference=\nposterior=agw\ndepth=5\n"
+        "kernel=se\nsteps=20000\nlr_schedule=0:0.01,10000:0.001\nkl_anneal=1000\n"
+        "train_samples=10\ntest_samples=100\ninducing=100\nbatch=10000\nwidth=input\nseed=0\n");
+  CHECK(g.hash() == dkp::util::sha256_hex(g.canonical()).substr(0, 16));
+}
+
+TEST_CASE("run directory and the dkp run command line") {
+  const Grid g = parse_grid(kGrid, "grids/t.yaml");
+  const RunSpec& c = g.cells.front();  // boston split 0 dgp global-inducing depth 2
+  REQUIRE(c.model == "dgp");
+  CHECK(c.run_dir("results/runs") ==
+        std::filesystem::path("results/runs/t/boston/split0") / c.hash());
+  const auto args = c.run_args("results/runs", {"--data", "/d"});
+  const std::vector<std::string> expected = {"run",
+                                             "--dataset",
+                                             "boston",
+                                             "--split",
+                                             "0",
+                                             "--model",
+                                             "dgp",
+                                             "--inference",
+                                             "global-inducing",
+                                             "--depth",
+                                             "2",
+                                             "--kernel",
+                                             "se",
+                                             "--steps",
+                                             "2000",
+                                             "--lr-schedule",
+                                             "0:0.01,1000:0.001",
+                                             "--kl-anneal",
+                                             "100",
+                                             "--samples",
+                                             "10",
+                                             "--test-samples",
+                                             "100",
+                                             "--inducing",
+                                             "100",
+                                             "--batch",
+                                             "10000",
+                                             "--seed",
+                                             "3",
+                                             "--data",
+                                             "/d",
+                                             "--out",
+                                             ("results/runs/t/boston/split0/" + c.hash()),
+                                             "--quiet"};
+  CHECK(args == expected);
+  CHECK(c.command_line("/usr/bin/dkp", "my results") ==
+        "/usr/bin/dkp run --dataset boston --split 0 --model dgp --inference global-inducing "
+        "--depth 2 --kernel se --steps 2000 --lr-schedule 0:0.01,1000:0.001 --kl-anneal 100 "
+        "--samples 10 --test-samples 100 --inducing 100 --batch 10000 --seed 3 --out "
+        "'my results/t/boston/split0/" +
+            c.hash() + "' --quiet");
+  // Posterior for dwp, width only when not the default rule.
+  RunSpec d = c;
+  d.model = "dwp";
+  d.inference = "";
+  d.posterior = "abgw";
+  d.protocol.width = "min(input,30)";
+  const std::string line = d.command_line("dkp", "r");
+  CHECK(has(line, " --posterior abgw "));
+  CHECK(!has(line, "--inference"));
+  CHECK(has(line, " --width 'min(input,30)' "));
+}
+
+TEST_CASE("learning-rate schedules round-trip and reject nonsense") {
+  const std::vector<LrPoint> s = {{0, 0.01}, {4000, 0.001}};
+  CHECK(format_lr_schedule(s) == "0:0.01,4000:0.001");
+  CHECK(parse_lr_schedule("0:0.01,4000:0.001") == s);
+  CHECK(parse_lr_schedule("0:1e-2") == std::vector<LrPoint>{{0, 0.01}});
+  CHECK_THROWS_AS(parse_lr_schedule("10:0.01"), dkp::ConfigError);
+  CHECK_THROWS_AS(parse_lr_schedule("0:0.01,0:0.001"), dkp::ConfigError);
+  CHECK_THROWS_AS(parse_lr_schedule("0:-1"), dkp::ConfigError);
+  CHECK_THROWS_AS(parse_lr_schedule("0:x"), dkp::ConfigError);
+  CHECK_THROWS_AS(parse_lr_schedule(""), dkp::ConfigError);
+}
+
+TEST_CASE("validate_run_spec checks what dkp run receives") {
+  const Grid g = parse_grid(kGrid, "grids/t.yaml");
+  RunSpec s = g.cells.front();
+  CHECK_NOTHROW(validate_run_spec(s));
+  RunSpec bad = s;
+  bad.model = "dwp";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("takes no inference"),
+                       dkp::ConfigError);
+  bad.inference = "";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("needs posterior"),
+                       dkp::ConfigError);
+  bad = s;
+  bad.split = 25;
+  CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
+  bad = s;
+  bad.protocol.kl_anneal = 1000000;
+  CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
+  bad = s;
+  bad.model = "nonsense";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("unknown model"),
+                       dkp::ConfigError);
+}
+
+TEST_CASE("the grids in experiments/ load, with every profile") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(DKP_SOURCE_DIR) / "experiments";
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".yaml") continue;
+    ++files;
+    INFO(e.path().string());
+    const Grid g = load_grid(e.path());
+    CHECK(!g.cells.empty());
+    CHECK(g.name == e.path().stem().string());
+    for (const auto& p : g.profiles) {
+      const Grid q = load_grid(e.path(), p);
+      CHECK(q.cells.size() < g.cells.size());
+    }
+  }
+  CHECK(files >= 6);
+  // The paper grids have the sizes of the papers' tables (20 splits, protein 5).
+  CHECK(load_grid(dir / "agw-tables.yaml").cells.size() == 165 * 4 * 4);
+  CHECK(load_grid(dir / "gw-tables.yaml").cells.size() == 165 * 4 * 2);
+  CHECK(load_grid(dir / "dkp-table1.yaml").cells.size() == 165 * 3 * 2);
+  CHECK(load_grid(dir / "dsvi-tables.yaml").cells.size() == 145 * 6);
+}

@@ -1,0 +1,243 @@
+#include "experiments/runner.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "experiments/store.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+extern char** environ;
+
+namespace dkp::experiments {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string RunnerSummary::line() const {
+  std::string s = fmt::format("computed {}, reused {}, failed {}", computed, reused, failed);
+  if (interrupted || not_started) {
+    s += fmt::format(", interrupted {}, not started {}", interrupted, not_started);
+  }
+  return s;
+}
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long s = std::lround(seconds);
+  if (s >= 3600) return fmt::format("{}h {:02}m", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m {:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  const RunSpec* spec = nullptr;
+  Clock::time_point start;
+  std::string command;
+};
+
+std::string tail_of_file(const fs::path& p, size_t max_bytes) {
+  std::string s;
+  try {
+    s = util::read_file(p);
+  } catch (const Error&) {
+    return "";
+  }
+  if (s.size() > max_bytes) s = "..." + s.substr(s.size() - max_bytes);
+  return s;
+}
+
+std::string last_line(const std::string& text) {
+  size_t end = text.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  size_t begin = text.rfind('\n', end);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  return text.substr(begin, end - begin + 1);
+}
+
+// Environment of the children: ours with OPENBLAS_NUM_THREADS=1.
+std::vector<std::string> child_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    if (std::strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) == 0) continue;
+    env.emplace_back(*e);
+  }
+  env.emplace_back("OPENBLAS_NUM_THREADS=1");
+  return env;
+}
+
+pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const fs::path& dir,
+            const std::vector<std::string>& env) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(exe.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  const std::string out = (dir / "stdout.log").string(), err = (dir / "stderr.log").string();
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // Own process group: a Ctrl-C on the terminal reaches the runner only, which then stops the
+  // children itself (and does not record them as failed).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    throw Error(fmt::format("cannot start '{}': {}", exe, std::strerror(rc)));
+  }
+  return pid;
+}
+
+}  // namespace
+
+RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& results_root,
+                        const RunnerOptions& opt) {
+  std::ostream& log = opt.log ? *opt.log : std::cout;
+  if (opt.jobs < 1) throw ConfigError(fmt::format("-j must be at least 1, not {}", opt.jobs));
+  if (opt.exe.empty()) throw ConfigError("no program to run the cells with");
+
+  RunnerSummary sum;
+  std::deque<const RunSpec*> queue;
+  for (const auto& c : cells) {
+    if (cell_status(c, results_root).state == CellState::done || adopt_result(c, results_root)) {
+      ++sum.reused;
+    } else {
+      queue.push_back(&c);
+    }
+  }
+  const size_t total = queue.size();
+  log << fmt::format("grid: {} cells, {} already done, {} to run, {} at a time\n", cells.size(),
+                     sum.reused, total, opt.jobs)
+      << std::flush;
+
+  const auto env = child_environment();
+  const auto t0 = Clock::now();
+  std::vector<Child> running;
+  size_t finished = 0;
+  Clock::time_point stop_seen{};
+  auto stopping = [&]() { return opt.stop && opt.stop->load(); };
+
+  auto report = [&](const Child& c, const std::string& what, const std::string& extra) {
+    ++finished;
+    const double secs = std::chrono::duration<double>(Clock::now() - c.start).count();
+    const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    const size_t remaining = total - finished;
+    const std::string eta =
+        remaining == 0 ? "done" : "ETA " + format_duration(elapsed / finished * remaining);
+    log << fmt::format("[{}/{}] {:<6} {} ({}) | computed {}, failed {}, {} left, {}{}\n", finished,
+                       total, what, c.spec->label(), format_duration(secs), sum.computed,
+                       sum.failed, remaining, eta, extra.empty() ? "" : "\n         " + extra)
+        << std::flush;
+  };
+
+  auto finish = [&](Child& c, int status) {
+    const fs::path dir = c.spec->run_dir(results_root);
+    const double secs = std::chrono::duration<double>(Clock::now() - c.start).count();
+    if (stopping()) {
+      // Terminated by us: not a failure of the cell. Its checkpoint (if any) resumes it.
+      ++sum.interrupted;
+      ++finished;
+      return;
+    }
+    const bool exited = WIFEXITED(status);
+    const int code = exited ? WEXITSTATUS(status) : -1;
+    const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (exited && code == 0 && cell_status(*c.spec, results_root).state == CellState::done) {
+      ++sum.computed;
+      report(c, "ok", "");
+      return;
+    }
+    Failure f;
+    f.exit_code = code;
+    f.signal = sig;
+    f.seconds = secs;
+    f.command = c.command;
+    f.stderr_tail = tail_of_file(dir / "stderr.log", 4000);
+    if (exited && code == 0) {
+      f.reason =
+          fmt::format("exited 0 but left no result.json with config_hash {}", c.spec->hash());
+    } else if (exited) {
+      const std::string msg = last_line(f.stderr_tail);
+      f.reason = fmt::format("exit code {}{}", code, msg.empty() ? "" : ": " + msg);
+    } else {
+      f.reason = fmt::format("killed by signal {} ({})", sig, strsignal(sig));
+    }
+    write_error_json(*c.spec, results_root, f);
+    ++sum.failed;
+    sum.failed_cells.push_back(c.spec->label());
+    report(c, "FAILED", f.reason);
+  };
+
+  while ((!queue.empty() && !stopping()) || !running.empty()) {
+    while (!stopping() && !queue.empty() && static_cast<int>(running.size()) < opt.jobs) {
+      const RunSpec* spec = queue.front();
+      queue.pop_front();
+      const fs::path dir = spec->run_dir(results_root);
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) {
+        throw Error(
+            fmt::format("cannot create run directory '{}': {}", dir.string(), ec.message()));
+      }
+      fs::remove(dir / "error.json", ec);  // a retried cell starts clean
+      Child c;
+      c.spec = spec;
+      c.start = Clock::now();
+      c.command = spec->command_line(opt.exe, results_root, opt.extra_args);
+      c.pid = spawn(opt.exe, spec->run_args(results_root, opt.extra_args), dir, env);
+      running.push_back(c);
+    }
+    if (stopping() && !running.empty()) {
+      // SIGTERM first (a run saves its checkpoint), SIGKILL if it lingers for 20 s.
+      if (stop_seen == Clock::time_point{}) stop_seen = Clock::now();
+      const bool hard = Clock::now() - stop_seen > std::chrono::seconds(20);
+      for (const auto& c : running) ::kill(c.pid, hard ? SIGKILL : SIGTERM);
+    }
+    bool any = false;
+    for (size_t i = 0; i < running.size();) {
+      int status = 0;
+      const pid_t r = ::waitpid(running[i].pid, &status, WNOHANG);
+      if (r == running[i].pid || (r < 0 && errno != EINTR)) {
+        if (r < 0) status = 0x7f00;  // lost child: reported as failed (exit code 127)
+        Child c = running[i];
+        running.erase(running.begin() + static_cast<long>(i));
+        finish(c, status);
+        any = true;
+      } else {
+        ++i;
+      }
+    }
+    if (!any && !running.empty()) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(opt.poll_seconds));
+    }
+  }
+  sum.not_started = queue.size();
+  return sum;
+}
+
+}  // namespace dkp::experiments

@@ -1,0 +1,159 @@
+#include "experiments/tables_job.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "experiments/store.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace dkp::experiments {
+
+namespace fs = std::filesystem;
+
+std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path& results_root) {
+  std::vector<report::CellRecord> out;
+  out.reserve(grid.cells.size());
+  for (const auto& c : grid.cells) {
+    report::CellRecord r;
+    r.dataset = c.dataset;
+    r.split = c.split;
+    r.model = c.model;
+    r.inference = c.inference;
+    r.posterior = c.posterior;
+    r.depth = c.depth;
+    r.kernel = c.kernel;
+    r.inducing = c.protocol.inducing;
+    r.steps = c.protocol.steps;
+    r.batch = c.protocol.batch;
+    const CellStatus st = cell_status(c, results_root);
+    r.state = to_string(st.state);
+    if (st.state == CellState::done) {
+      try {
+        r.values = read_result_values(c.run_dir(results_root) / "result.json");
+      } catch (const Error& e) {
+        spdlog::warn("{}: {}", c.label(), e.what());
+        r.state = "failed";
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+
+template <class T, class Fn>
+std::string range_of(const Grid& g, Fn get) {
+  std::set<T> v;
+  for (const auto& c : g.cells) v.insert(get(c));
+  if (v.empty()) return "?";
+  if (v.size() == 1) return fmt::format("{}", *v.begin());
+  std::string s;
+  for (const auto& x : v) {
+    if (!s.empty()) s += '/';
+    s += fmt::format("{}", x);
+  }
+  return s;
+}
+
+// "0-19", or "0-19 (protein 0-4)", or "0/1/5".
+std::string split_summary(const Grid& g) {
+  std::map<std::string, std::set<int>> by_dataset;
+  for (const auto& c : g.cells) by_dataset[c.dataset].insert(c.split);
+  auto render = [](const std::set<int>& s) {
+    if (s.empty()) return std::string("?");
+    if (*s.rbegin() - *s.begin() + 1 == static_cast<int>(s.size()) && s.size() > 2) {
+      return fmt::format("{}-{}", *s.begin(), *s.rbegin());
+    }
+    std::string out;
+    for (int x : s) {
+      if (!out.empty()) out += '/';
+      out += std::to_string(x);
+    }
+    return out;
+  };
+  std::map<std::string, std::vector<std::string>> groups;  // rendering -> datasets
+  for (const auto& [ds, s] : by_dataset) groups[render(s)].push_back(ds);
+  std::string main;
+  size_t most = 0;
+  for (const auto& [r, ds] : groups) {
+    if (ds.size() > most) {
+      most = ds.size();
+      main = r;
+    }
+  }
+  std::string out = main;
+  for (const auto& [r, ds] : groups) {
+    if (r == main) continue;
+    std::string names;
+    for (const auto& d : ds) {
+      if (!names.empty()) names += ", ";
+      names += d;
+    }
+    out += fmt::format(" ({} {})", names, r);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string protocol_summary(const Grid& g) {
+  using C = const RunSpec&;
+  return fmt::format(
+      "Protocol: {} Adam steps, learning-rate schedule (step:lr) {}, KL annealing over {} steps, "
+      "{} training / {} test samples, {} inducing points, batch {}, seed {}; splits {}.",
+      range_of<long>(g, [](C c) { return c.protocol.steps; }),
+      range_of<std::string>(g, [](C c) { return format_lr_schedule(c.protocol.lr_schedule); }),
+      range_of<long>(g, [](C c) { return c.protocol.kl_anneal; }),
+      range_of<long>(g, [](C c) { return c.protocol.train_samples; }),
+      range_of<long>(g, [](C c) { return c.protocol.test_samples; }),
+      range_of<long>(g, [](C c) { return c.protocol.inducing; }),
+      range_of<long>(g, [](C c) { return c.protocol.batch; }),
+      range_of<uint64_t>(g, [](C c) { return c.protocol.seed; }), split_summary(g));
+}
+
+std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results_root,
+                                       const std::vector<report::RefRow>& refs) {
+  const auto records = collect_records(grid, results_root);
+  auto specs = report::family_tables(grid.family, records, grid.reference);
+  std::vector<report::Table> out;
+  for (auto& spec : specs) {
+    if (grid.family == "generic") {
+      spec.name = grid.name + spec.name.substr(std::string("generic").size());
+      spec.title = fmt::format("Grid {}: {}", grid.name, spec.metrics.front());
+    }
+    if (grid.profile != "full") spec.name += "-" + grid.profile;
+    report::Table t = report::build_table(spec, records, refs);
+    t.profile = grid.profile;
+    t.notes = protocol_summary(grid);
+    if (grid.profile != "full") {
+      t.notes += fmt::format(
+          " Profile '{}'{}: a reduced protocol, not the paper's.", grid.profile,
+          grid.profile_description.empty() ? std::string() : " (" + grid.profile_description + ")");
+    }
+    t.notes += fmt::format(" Grid {}.", grid.file.filename().string());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<fs::path> write_tables(const std::vector<report::Table>& tables,
+                                   const fs::path& out_dir) {
+  std::vector<fs::path> files;
+  for (const auto& t : tables) {
+    const fs::path tex = out_dir / (t.spec.name + ".tex");
+    const fs::path csv = out_dir / (t.spec.name + ".csv");
+    util::write_file_atomic(tex, report::to_latex(t));
+    util::write_file_atomic(csv, report::to_csv(t));
+    files.push_back(tex);
+    files.push_back(csv);
+  }
+  return files;
+}
+
+}  // namespace dkp::experiments

@@ -1,0 +1,49 @@
+// The papers' printed table values (results/reference/*.csv), one row per printed cell:
+//   paper,table,dataset,depth,model,posterior,metric,mean,error,error_kind[,kernel,n_splits,bold,note]
+// error_kind: se (one standard error over splits), sd (standard deviation over splits),
+// 2se_paired (two standard errors of the paired difference to the row's best method; the best
+// has no error), unspecified, none.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dkp::report {
+
+struct RefRow {
+  std::string paper, table, dataset;
+  int depth = 0;  ///< 0 when blank
+  std::string model, posterior, metric;
+  double mean = 0;
+  std::optional<double> error;
+  std::string mean_text, error_text;  ///< as printed (trailing zeros kept)
+  std::string error_kind;
+  std::string kernel;
+  int n_splits = 0;  ///< 0 when unknown
+  bool bold = false;
+  std::string note;
+  std::string source;  ///< file:line, for messages
+
+  /// The paper's standard error of the mean implied by (error, error_kind): se -> error,
+  /// sd -> error / sqrt(n) (n = n_splits, else `n_fallback`), 2se_paired -> error / 2 (a proxy:
+  /// the paper prints no marginal error; 0 for the best method), unspecified -> error,
+  /// none -> 0.
+  double standard_error(int n_fallback) const;
+};
+
+/// Parses one CSV (RFC 4180 quoting); the header names the columns, the first ten are required.
+/// Throws DataError naming file:line on malformed rows.
+std::vector<RefRow> load_reference_csv(const std::filesystem::path& file);
+
+/// All *.csv files of a directory, sorted by name; an absent directory gives no rows.
+std::vector<RefRow> load_reference_dir(const std::filesystem::path& dir);
+
+/// Splits one CSV record (no embedded newlines) into fields.
+std::vector<std::string> split_csv_line(const std::string& line);
+
+/// Quotes a CSV field when needed.
+std::string csv_field(const std::string& s);
+
+}  // namespace dkp::report

@@ -1,0 +1,327 @@
+#include "report/table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace dkp::report {
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+struct Stats {
+  size_t n = 0;
+  double mean = 0, sd = 0, se = 0;
+};
+
+Stats stats_of(const std::vector<double>& x) {
+  Stats s;
+  s.n = x.size();
+  if (s.n == 0) return s;
+  double sum = 0;
+  for (double v : x) sum += v;
+  s.mean = sum / static_cast<double>(s.n);
+  if (s.n >= 2) {
+    double ss = 0;
+    for (double v : x) ss += (v - s.mean) * (v - s.mean);
+    s.sd = std::sqrt(ss / static_cast<double>(s.n - 1));
+    s.se = s.sd / std::sqrt(static_cast<double>(s.n));
+  }
+  return s;
+}
+
+// Paired differences a - b over the splits both have.
+std::vector<double> paired(const std::map<int, double>& a, const std::map<int, double>& b) {
+  std::vector<double> d;
+  for (const auto& [split, va] : a) {
+    const auto it = b.find(split);
+    if (it != b.end()) d.push_back(va - it->second);
+  }
+  return d;
+}
+
+}  // namespace
+
+bool higher_is_better(const std::string& metric) {
+  if (ends_with(metric, "_s") || metric.find("rmse") != std::string::npos ||
+      metric.find("error") != std::string::npos) {
+    return false;
+  }
+  return true;
+}
+
+std::optional<double> metric_value(const CellRecord& c, const std::string& metric) {
+  const auto it = c.values.find(metric);
+  if (it != c.values.end() && std::isfinite(it->second)) return it->second;
+  if (metric == "epoch_time_s") {
+    const auto nt = c.values.find("n_train");
+    if (nt == c.values.end() || nt->second < 1) return std::nullopt;
+    double batch = static_cast<double>(c.batch);
+    if (const auto b = c.values.find("batch"); b != c.values.end()) batch = b->second;
+    if (!(batch >= 1)) return std::nullopt;
+    const double steps_per_epoch = std::ceil(nt->second / std::min(batch, nt->second));
+    if (const auto st = c.values.find("step_time_s"); st != c.values.end()) {
+      return st->second * steps_per_epoch;
+    }
+    const auto tt = c.values.find("train_time_s");
+    double steps = static_cast<double>(c.steps);
+    if (const auto s = c.values.find("steps"); s != c.values.end()) steps = s->second;
+    if (tt != c.values.end() && steps >= 1) return tt->second / steps * steps_per_epoch;
+  }
+  return std::nullopt;
+}
+
+bool Selector::matches(const CellRecord& c) const {
+  return c.model == model && c.inference == inference && c.posterior == posterior &&
+         (inducing == 0 || c.inducing == inducing) && (depth == 0 || c.depth == depth);
+}
+
+int Table::incomplete() const {
+  int n = 0;
+  for (const auto& r : rows)
+    for (const auto& e : r.entries)
+      if (e.status != "ok" && e.status != "absent") ++n;
+  return n;
+}
+
+std::string format_fixed(std::optional<double> x, int decimals) {
+  if (!x) return "";
+  std::string s = fmt::format("{:.{}f}", *x, decimals);
+  // "-0.00" -> "0.00": a sign on a printed zero is noise.
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s = s.substr(1);
+  return s;
+}
+
+Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
+                  const std::vector<RefRow>& refs) {
+  Table t;
+  t.spec = spec;
+  const bool rk_kernel = has(spec.row_keys, "kernel");
+  const bool rk_depth = has(spec.row_keys, "depth");
+  auto depth_ok = [&](int d) {
+    return spec.depths.empty() ||
+           std::find(spec.depths.begin(), spec.depths.end(), d) != spec.depths.end();
+  };
+  auto in_table = [&](const CellRecord& c) {
+    if (!depth_ok(c.depth)) return false;
+    for (const auto& col : spec.columns) {
+      if (col.sel.matches(c) || (col.minus && col.minus->matches(c))) return true;
+    }
+    return false;
+  };
+
+  // Row keys in first-seen order (datasets, kernels) and ascending depth.
+  std::vector<std::string> kernels, datasets;
+  std::set<int> depth_set;
+  for (const auto& c : cells) {
+    if (!in_table(c)) continue;
+    if (!has(datasets, c.dataset)) datasets.push_back(c.dataset);
+    if (!has(kernels, c.kernel)) kernels.push_back(c.kernel);
+    depth_set.insert(c.depth);
+  }
+  const std::vector<std::string> kernel_rows = rk_kernel ? kernels : std::vector<std::string>{""};
+  const std::vector<int> depth_rows =
+      rk_depth ? std::vector<int>(depth_set.begin(), depth_set.end()) : std::vector<int>{0};
+
+  for (const auto& metric : spec.metrics) {
+    for (const auto& kernel : kernel_rows) {
+      for (const auto& dataset : datasets) {
+        for (int depth : depth_rows) {
+          Row row;
+          row.metric = metric;
+          row.kernel = kernel;
+          row.dataset = dataset;
+          row.depth = depth;
+          bool any = false;
+          for (size_t ci = 0; ci < spec.columns.size(); ++ci) {
+            const ColumnSpec& col = spec.columns[ci];
+            Entry e;
+            e.column = col.label;
+            e.col = ci;
+            auto cell_in_row = [&](const CellRecord& c, const Selector& sel) {
+              if (c.dataset != dataset || !depth_ok(c.depth) || !sel.matches(c)) return false;
+              if (rk_kernel && c.kernel != kernel) return false;
+              if (rk_depth && c.depth != depth) return false;
+              return true;
+            };
+            // Per-split state and value of the column's (first) selector and of `minus`.
+            std::map<int, std::string> state_a, state_b;
+            std::map<int, double> val_a, val_b;
+            for (const auto& c : cells) {
+              if (cell_in_row(c, col.sel)) {
+                state_a[c.split] = c.state;
+                if (e.depth == 0) e.depth = c.depth;
+                if (c.state == "done") {
+                  if (const auto v = metric_value(c, metric)) val_a[c.split] = *v;
+                }
+              }
+              if (col.minus && cell_in_row(c, *col.minus)) {
+                state_b[c.split] = c.state;
+                if (c.state == "done") {
+                  if (const auto v = metric_value(c, metric)) val_b[c.split] = *v;
+                }
+              }
+            }
+            if (col.minus) {
+              for (const auto& [split, st] : state_a) {
+                if (!state_b.count(split)) continue;
+                ++e.n_expected;
+                const std::string& sb = state_b[split];
+                if (val_a.count(split) && val_b.count(split)) {
+                  e.by_split[split] = val_a[split] - val_b[split];
+                } else if (st == "failed" || sb == "failed") {
+                  ++e.n_failed;
+                } else if (st == "running" || sb == "running") {
+                  ++e.n_running;
+                }
+              }
+            } else {
+              for (const auto& [split, st] : state_a) {
+                ++e.n_expected;
+                if (val_a.count(split)) {
+                  e.by_split[split] = val_a[split];
+                } else if (st == "failed") {
+                  ++e.n_failed;
+                } else if (st == "running") {
+                  ++e.n_running;
+                }
+              }
+            }
+            if (rk_depth) e.depth = depth;
+            e.n_done = static_cast<int>(e.by_split.size());
+            if (e.n_expected > 0) any = true;
+            std::vector<double> xs;
+            for (const auto& [s, v] : e.by_split) xs.push_back(v);
+            const Stats st = stats_of(xs);
+            if (st.n >= 1) e.mean = st.mean;
+            if (st.n >= 2) {
+              e.sd = st.sd;
+              e.se = st.se;
+            }
+            if (e.n_expected == 0) {
+              e.status = "absent";  // not a cell of this grid
+            } else if (e.n_done == e.n_expected) {
+              e.status = "ok";
+            } else if (e.n_done > 0) {
+              e.status = "partial";
+            } else if (e.n_failed > 0) {
+              e.status = "failed";
+            } else if (e.n_running > 0) {
+              e.status = "running";
+            } else {
+              e.status = "missing";
+            }
+            // Reference value.
+            const std::string ref_metric = col.ref_metric.empty() ? metric : col.ref_metric;
+            for (const auto& r : refs) {
+              if (r.paper != spec.paper) continue;
+              if (!spec.paper_table.empty() && r.table != spec.paper_table) continue;
+              if (r.dataset != dataset || r.metric != ref_metric) continue;
+              if (r.model != col.ref_model || r.posterior != col.ref_posterior) continue;
+              if (r.depth != 0 && r.depth != e.depth) continue;
+              if (rk_kernel && !r.kernel.empty() && r.kernel != kernel) continue;
+              e.ref = r;
+              e.ref_se = r.standard_error(e.n_expected);
+              break;
+            }
+            row.entries.push_back(std::move(e));
+          }
+          if (!any) continue;
+
+          // Best method, the table's error convention, bold.
+          const bool higher = higher_is_better(metric);
+          bool differences = false;
+          for (const auto& col : spec.columns)
+            if (col.minus) differences = true;
+          int best = -1;
+          if (!differences) {
+            for (size_t i = 0; i < row.entries.size(); ++i) {
+              const auto& e = row.entries[i];
+              if (!e.mean) continue;
+              if (best < 0 || (higher ? *e.mean > *row.entries[best].mean
+                                      : *e.mean < *row.entries[best].mean)) {
+                best = static_cast<int>(i);
+              }
+            }
+          }
+          if (best >= 0) row.entries[best].best = true;
+          for (auto& e : row.entries) {
+            switch (spec.convention) {
+              case Convention::se:
+                if (e.se) {
+                  e.shown_error = e.se;
+                  e.shown_error_kind = "se";
+                }
+                break;
+              case Convention::sd:
+                if (e.sd) {
+                  e.shown_error = e.sd;
+                  e.shown_error_kind = "sd";
+                }
+                break;
+              case Convention::paired2se:
+                if (best >= 0 && !e.best && e.mean) {
+                  const auto d = paired(e.by_split, row.entries[best].by_split);
+                  const Stats sd = stats_of(d);
+                  if (sd.n >= 2) {
+                    e.shown_error = 2.0 * sd.se;
+                    e.shown_error_kind = "2se_paired";
+                  }
+                }
+                break;
+            }
+          }
+          if (best >= 0 && spec.bold != BoldRule::none) {
+            auto& b = row.entries[best];
+            bool bold = true;
+            if (spec.bold == BoldRule::best) {
+              // Not when every method prints the same value.
+              bool all_equal = true;
+              for (const auto& e : row.entries) {
+                if (e.mean &&
+                    format_fixed(e.mean, spec.decimals) != format_fixed(b.mean, spec.decimals)) {
+                  all_equal = false;
+                }
+              }
+              int with_values = 0;
+              for (const auto& e : row.entries) with_values += e.mean ? 1 : 0;
+              if (all_equal && with_values > 1) bold = false;
+            } else {
+              for (const auto& e : row.entries) {
+                if (&e == &b || !e.mean) continue;
+                const Stats sd = stats_of(paired(b.by_split, e.by_split));
+                if (sd.n < 2 || std::fabs(sd.mean) <= 2.0 * sd.se) bold = false;
+              }
+            }
+            b.bold = bold;
+          }
+          // Agreement with the paper.
+          for (auto& e : row.entries) {
+            if (!e.mean || !e.ref || e.n_done < 2 || !e.se) {
+              e.agree = "n/a";
+              continue;
+            }
+            const double tol = 2.0 * std::sqrt(*e.se * *e.se + e.ref_se * e.ref_se);
+            e.agree = std::fabs(*e.mean - e.ref->mean) <= tol ? "yes" : "no";
+          }
+          t.rows.push_back(std::move(row));
+        }
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace dkp::report

@@ -1,0 +1,129 @@
+// Aggregation of per-split results into the papers' table layouts, in each paper's error
+// convention, beside the paper's printed values; LaTeX (standalone document) and CSV writers.
+// This layer reads plain records: it knows nothing of grids, runs or models.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/reference.hpp"
+
+namespace dkp::report {
+
+/// One expected cell (dataset, split, configuration) and what came of it.
+struct CellRecord {
+  std::string dataset;
+  int split = 0;
+  std::string model, inference, posterior;
+  int depth = 1;
+  std::string kernel;
+  long inducing = 0;
+  long steps = 0;
+  long batch = 0;
+  std::string state;                     ///< done | running | missing | failed
+  std::map<std::string, double> values;  ///< numeric keys of result.json (when done)
+};
+
+/// The value of `metric` for a done cell. Besides direct keys, "epoch_time_s" falls back to
+/// step_time_s (or train_time_s / steps) times ceil(n_train / batch) when n_train is known.
+std::optional<double> metric_value(const CellRecord& c, const std::string& metric);
+
+/// True for metrics where larger is better (elbo, test_ll, test_acc*, *_diff).
+bool higher_is_better(const std::string& metric);
+
+/// Which cells a table column takes: exact model/inference/posterior; inducing/depth 0 = any.
+struct Selector {
+  std::string model, inference, posterior;
+  long inducing = 0;
+  int depth = 0;
+  bool matches(const CellRecord& c) const;
+};
+
+struct ColumnSpec {
+  std::string label;
+  Selector sel;
+  std::optional<Selector> minus;  ///< difference column: sel - minus, paired by split
+  std::string ref_model, ref_posterior;
+  std::string ref_metric;  ///< metric name in the reference CSV when it differs (e.g. elbo_diff)
+};
+
+enum class Convention {
+  se,         ///< mean +- one standard error over splits
+  sd,         ///< mean +- standard deviation over splits
+  paired2se,  ///< best mean bare; others +- two standard errors of the paired difference to it
+};
+
+enum class BoldRule {
+  none,
+  best,         ///< best mean of the row, unless all are equal at the printed precision
+  significant,  ///< best mean, when better than every other by > 2 se of the paired difference
+};
+
+struct TableSpec {
+  std::string name;         ///< file stem, e.g. "gw-table2"
+  std::string paper;        ///< reference key: dkp, gw, agw, dsvi
+  std::string paper_table;  ///< table number in the paper ("" = any table of that paper)
+  std::string title;
+  std::vector<std::string> metrics;
+  std::vector<std::string> row_keys;  ///< subset of kernel, dataset, depth (metric is implied)
+  std::vector<ColumnSpec> columns;
+  Convention convention = Convention::se;
+  BoldRule bold = BoldRule::best;
+  int decimals = 2;
+  std::vector<int> depths;  ///< only these depths (empty: all)
+};
+
+/// The tables of a family (dkp-uci, gw-uci, agw-uci, agw-runtime, dsvi-uci, generic). The generic
+/// family makes one table per metric over whatever configurations `cells` contain, with
+/// reference values from `reference_paper` (when given). Throws ConfigError for an unknown family.
+std::vector<TableSpec> family_tables(const std::string& family,
+                                     const std::vector<CellRecord>& cells,
+                                     const std::string& reference_paper);
+
+/// One (row, column) entry.
+struct Entry {
+  std::string column;
+  size_t col = 0;  ///< index into TableSpec::columns
+  int depth = 0;   ///< the depth of the cells (row or column depth)
+  int n_expected = 0, n_done = 0, n_failed = 0, n_running = 0;
+  std::optional<double> mean, sd, se;
+  std::optional<double> shown_error;  ///< the error printed for ours, in the table's convention
+  std::string shown_error_kind;       ///< se | sd | 2se_paired | "" (best of a paired row)
+  bool best = false, bold = false;
+  std::optional<RefRow> ref;
+  double ref_se = 0;
+  std::string agree;   ///< yes | no | n/a
+  std::string status;  ///< ok | partial | missing | failed | running | absent (not in the grid)
+  std::map<int, double> by_split;
+};
+
+struct Row {
+  std::string metric, kernel, dataset;
+  int depth = 0;
+  std::vector<Entry> entries;
+};
+
+struct Table {
+  TableSpec spec;
+  std::vector<Row> rows;
+  std::string profile = "full";
+  std::string notes;  ///< protocol / profile text for the caption
+  /// Entries of the grid that have no complete result (status other than ok and absent).
+  int incomplete() const;
+};
+
+/// Aggregates `cells` into `spec`'s layout and attaches the reference values.
+Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
+                  const std::vector<RefRow>& refs);
+
+/// A standalone LaTeX document holding the table.
+std::string to_latex(const Table& t);
+/// One line per entry, with ours, the paper's value and the agreement flag.
+std::string to_csv(const Table& t);
+
+/// Formats x with `decimals` places ("-0.38"); "" for nullopt.
+std::string format_fixed(std::optional<double> x, int decimals);
+
+}  // namespace dkp::report

@@ -1,0 +1,390 @@
+// Table aggregation: standard errors, the paired-difference convention, flags for missing and
+// failed cells, agreement with the paper, writers, and the reference CSVs of the repository.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "experiments/grid.hpp"
+#include "experiments/store.hpp"
+#include "experiments/tables_job.hpp"
+#include "report/reference.hpp"
+#include "report/table.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+using namespace dkp::report;
+namespace fs = std::filesystem;
+namespace ex = dkp::experiments;
+
+namespace {
+
+CellRecord rec(const std::string& model, const std::string& inference, const std::string& posterior,
+               int split, std::optional<double> value, const std::string& metric = "test_ll",
+               const std::string& dataset = "boston", int depth = 3,
+               const std::string& kernel = "relu", long inducing = 100) {
+  CellRecord r;
+  r.dataset = dataset;
+  r.split = split;
+  r.model = model;
+  r.inference = inference;
+  r.posterior = posterior;
+  r.depth = depth;
+  r.kernel = kernel;
+  r.inducing = inducing;
+  r.state = value ? "done" : "missing";
+  if (value) r.values[metric] = *value;
+  return r;
+}
+
+const Entry& entry(const Table& t, size_t row, const std::string& column) {
+  for (const auto& e : t.rows.at(row).entries)
+    if (e.column == column) return e;
+  FAIL("no column " << column);
+  static Entry none;
+  return none;
+}
+
+double sd_of(const std::vector<double>& x) {
+  double m = 0;
+  for (double v : x) m += v;
+  m /= static_cast<double>(x.size());
+  double ss = 0;
+  for (double v : x) ss += (v - m) * (v - m);
+  return std::sqrt(ss / static_cast<double>(x.size() - 1));
+}
+
+const std::string kAgwGrid = R"(name: agwtest
+family: agw-uci
+protocol:
+  steps: 100
+  lr_schedule: [[0, 0.01]]
+  kl_anneal: 10
+  train_samples: 2
+  test_samples: 10
+  inducing: 10
+  batch: 64
+  kernel: se
+  seed: 0
+axes:
+  datasets: [boston, yacht]
+  splits: [0, 1, 2, 3]
+  depths: [2]
+  models:
+    - {model: dgp, inference: global-inducing}
+    - {model: dwp, posterior: [gw, agw, abgw]}
+)";
+
+}  // namespace
+
+TEST_CASE("tables: mean and one standard error over splits from result.json files") {
+  const fs::path root = dkp::test::temp_dir("tables-se") / "runs";
+  const ex::Grid g = ex::parse_grid(kAgwGrid, "agwtest.yaml");
+  REQUIRE(g.cells.size() == 2 * 4 * 4);
+  // Synthetic results: DGP elbo 1, 2, 3, 4 on boston; GW 10 +- a little; yacht DGP split 3 fails,
+  // yacht A-GW split 0 only; yacht AB-GW nothing.
+  for (const auto& c : g.cells) {
+    const fs::path dir = c.run_dir(root);
+    double elbo = 0;
+    if (c.posterior == "gw") elbo = 10.0 + 0.1 * (c.split % 2);
+    if (c.model == "dgp") elbo = 1.0 + c.split;
+    if (c.posterior == "agw") elbo = -1.0 - c.split;
+    if (c.posterior == "abgw") elbo = -2.0 - c.split;
+    if (c.dataset == "yacht" && c.model == "dgp" && c.split == 3) {
+      ex::Failure f;
+      f.exit_code = 3;
+      f.reason = "exit code 3: not implemented";
+      ex::write_error_json(c, root, f);
+      continue;
+    }
+    if (c.dataset == "yacht" && c.posterior == "agw" && c.split != 0) continue;
+    if (c.dataset == "yacht" && c.posterior == "abgw") continue;
+    dkp::util::write_file_atomic(
+        dir / "result.json",
+        fmt::format("{{\"config_hash\": \"{}\", \"dataset\": \"{}\", \"elbo\": {}, \"test_ll\": "
+                    "{}, \"test_rmse\": 1.0, \"train_time_s\": 3.5}}\n",
+                    c.hash(), c.dataset, elbo, elbo - 1));
+  }
+  // The paper's values (one reference row per checked cell).
+  std::vector<RefRow> refs;
+  auto ref = [&](const std::string& model, const std::string& post, double mean, double err) {
+    RefRow r;
+    r.paper = "agw";
+    r.table = "3";
+    r.dataset = "boston";
+    r.depth = 2;
+    r.model = model;
+    r.posterior = post;
+    r.metric = "elbo";
+    r.mean = mean;
+    r.error = err;
+    r.mean_text = fmt::format("{:.2f}", mean);
+    r.error_text = fmt::format("{:.2f}", err);
+    r.error_kind = "se";
+    r.kernel = "se";
+    r.n_splits = 20;
+    refs.push_back(r);
+  };
+  ref("dgp", "global-inducing", 2.6, 0.1);  // close to ours: agrees
+  ref("dwp", "gw", 2.0, 0.01);              // far from ours: disagrees
+  const auto tables = ex::grid_tables(g, root, refs);
+  const Table* t3 = nullptr;
+  for (const auto& t : tables)
+    if (t.spec.name == "agw-table3") t3 = &t;
+  REQUIRE(t3);
+  REQUIRE(t3->rows.size() == 2);  // boston-2, yacht-2
+
+  const Entry& dgp = entry(*t3, 0, "DGP");
+  CHECK(dgp.n_expected == 4);
+  CHECK(dgp.n_done == 4);
+  CHECK(dgp.status == "ok");
+  CHECK(*dgp.mean == doctest::Approx(2.5));
+  const double se = sd_of({1, 2, 3, 4}) / 2.0;
+  CHECK(*dgp.se == doctest::Approx(se));
+  CHECK(*dgp.shown_error == doctest::Approx(se));
+  CHECK(dgp.shown_error_kind == "se");
+  CHECK(dgp.ref);
+  CHECK(dgp.agree == "yes");  // |2.5 - 2.6| <= 2 sqrt(se^2 + 0.1^2)
+
+  const Entry& gw = entry(*t3, 0, "DWP GW");
+  CHECK(*gw.mean == doctest::Approx(10.05));
+  CHECK(gw.agree == "no");
+  CHECK(gw.best);
+  CHECK(gw.bold);
+  CHECK(!dgp.bold);
+  CHECK(entry(*t3, 0, "DWP A-GW").agree == "n/a");  // no reference row
+
+  // yacht: a failed split, a partial column and a column with nothing, all kept and flagged.
+  const Entry& ydgp = entry(*t3, 1, "DGP");
+  CHECK(ydgp.status == "partial");
+  CHECK(ydgp.n_done == 3);
+  CHECK(ydgp.n_failed == 1);
+  const Entry& yagw = entry(*t3, 1, "DWP A-GW");
+  CHECK(yagw.status == "partial");
+  CHECK(yagw.n_done == 1);
+  CHECK(!yagw.se);
+  CHECK(yagw.agree == "n/a");
+  const Entry& yab = entry(*t3, 1, "DWP AB-GW");
+  CHECK(yab.status == "missing");
+  CHECK(!yab.mean);
+  CHECK(yab.n_expected == 4);
+  CHECK(t3->incomplete() == 3);
+
+  const std::string tex = to_latex(*t3);
+  CHECK(tex.find("\\documentclass") != std::string::npos);
+  CHECK(tex.find("\\end{document}") != std::string::npos);
+  CHECK(tex.find("\\textit{missing}") != std::string::npos);
+  CHECK(tex.find("\\textsuperscript{3/4}") != std::string::npos);
+  CHECK(tex.find("$\\mathbf{10.05 \\pm 0.03}$") != std::string::npos);
+  CHECK(tex.find("$2.60 \\pm 0.10$") != std::string::npos);  // the paper's value as printed
+  const std::string csv = to_csv(*t3);
+  CHECK(csv.find(",missing,") != std::string::npos);
+  CHECK(csv.find(",partial,") != std::string::npos);
+  size_t lines = 0;
+  for (char ch : csv) lines += ch == '\n';
+  CHECK(lines == 1 + 2 * 4);  // header + every (row, column), none dropped
+
+  // Table 4: paired ELBO differences by split.
+  const Table* t4 = nullptr;
+  for (const auto& t : tables)
+    if (t.spec.name == "agw-table4") t4 = &t;
+  REQUIRE(t4);
+  const Entry& d = entry(*t4, 0, "A-GW - AB-GW");  // (-1 - s) - (-2 - s) = 1 on every split
+  CHECK(*d.mean == doctest::Approx(1.0));
+  CHECK(*d.se == doctest::Approx(0.0));
+  const Entry& d2 = entry(*t4, 0, "A-GW - GW");
+  CHECK(*d2.mean == doctest::Approx(-1.0 - 1.5 - 10.05));
+
+  // Files are written where asked.
+  const fs::path out = root.parent_path() / "tables";
+  const auto files = ex::write_tables(tables, out);
+  CHECK(files.size() == 2 * tables.size());
+  CHECK(fs::exists(out / "agw-table3.tex"));
+  CHECK(fs::exists(out / "agw-table3.csv"));
+}
+
+TEST_CASE("tables: the DKP paper's paired-difference convention") {
+  const std::vector<double> diwp = {-2.0, -2.2, -1.9, -2.1}, nngp = {-2.1, -2.3, -2.0, -2.3},
+                            dgp = {-3.0, -3.4, -3.1, -3.5};
+  std::vector<CellRecord> cells;
+  for (int s = 0; s < 4; ++s) {
+    cells.push_back(rec("dgp", "global-inducing", "", s, dgp[s]));
+    cells.push_back(rec("nngp", "", "", s, nngp[s]));
+    cells.push_back(rec("diwp", "", "", s, diwp[s]));
+  }
+  const auto specs = family_tables("dkp-uci", cells, "");
+  REQUIRE(specs.size() == 1);
+  const Table t = build_table(specs[0], cells, {});
+  REQUIRE(t.rows.size() == 1);
+  const Entry& best = entry(t, 0, "DIWP");
+  CHECK(best.best);
+  CHECK(best.bold);
+  CHECK(!best.shown_error);  // the best method carries no error
+  CHECK(*best.mean == doctest::Approx(-2.05));
+  const Entry& n = entry(t, 0, "NNGP");
+  CHECK(!n.best);
+  // Two standard errors of the paired differences nngp - diwp = (-0.1, -0.1, -0.1, -0.2).
+  CHECK(*n.shown_error == doctest::Approx(2.0 * sd_of({-0.1, -0.1, -0.1, -0.2}) / 2.0));
+  CHECK(n.shown_error_kind == "2se_paired");
+  const Entry& g = entry(t, 0, "DGP");
+  CHECK(*g.shown_error == doctest::Approx(2.0 * sd_of({-1.0, -1.2, -1.2, -1.4}) / 2.0));
+  // The paired error is much smaller than the marginal one when splits share their difficulty.
+  CHECK(*g.shown_error < 2.0 * *g.se);
+  const std::string tex = to_latex(t);
+  CHECK(tex.find("$\\mathbf{-2.05}$") != std::string::npos);
+  CHECK(tex.find("paired difference") != std::string::npos);
+
+  // A missing method stays in the table, flagged, and does not take part in the comparison.
+  std::vector<CellRecord> partial = cells;
+  for (auto& c : partial) {
+    if (c.model == "diwp") {
+      c.state = "failed";
+      c.values.clear();
+    }
+  }
+  const Table t2 = build_table(specs[0], partial, {});
+  CHECK(entry(t2, 0, "DIWP").status == "failed");
+  CHECK(entry(t2, 0, "NNGP").best);
+  CHECK(!entry(t2, 0, "NNGP").shown_error);
+  CHECK(to_latex(t2).find("\\textit{failed 4/4}") != std::string::npos);
+}
+
+TEST_CASE("tables: standard deviation convention and the paper's error conversion") {
+  std::vector<CellRecord> cells;
+  const std::vector<double> v = {0.5, 0.7, 0.6, 0.8, 0.4};
+  for (int s = 0; s < 5; ++s) {
+    cells.push_back(rec("sgp", "", "", s, v[s], "test_rmse", "wine", 1, "se", 100));
+  }
+  const auto specs = family_tables("dsvi-uci", cells, "");
+  REQUIRE(specs.size() == 2);
+  RefRow r;
+  r.paper = "dsvi";
+  r.table = "5";
+  r.dataset = "wine";
+  r.depth = 1;
+  r.model = "sgp100";
+  r.metric = "test_rmse";
+  r.mean = 0.627;
+  r.error = 0.037;
+  r.mean_text = "0.627";
+  r.error_text = "0.037";
+  r.error_kind = "sd";
+  r.n_splits = 20;
+  const Table t = build_table(specs[1], cells, {r});
+  REQUIRE(t.rows.size() == 1);
+  const Entry& e = entry(t, 0, "SGP 100");
+  CHECK(*e.shown_error == doctest::Approx(sd_of(v)));
+  CHECK(e.shown_error_kind == "sd");
+  CHECK(e.ref_se == doctest::Approx(0.037 / std::sqrt(20.0)));
+  CHECK(e.agree == "yes");  // |0.6 - 0.627| <= 2 sqrt(se^2 + (0.037/sqrt 20)^2)
+  CHECK(entry(t, 0, "SGP 500").status == "absent");
+  CHECK(t.incomplete() == 0);
+}
+
+TEST_CASE("tables: epoch time from step timings when the run did not write it") {
+  CellRecord c = rec("dwp", "", "gw", 0, std::nullopt);
+  c.state = "done";
+  c.batch = 100;
+  c.steps = 50;
+  c.values = {{"n_train", 455}, {"train_time_s", 10.0}};
+  CHECK(*metric_value(c, "epoch_time_s") == doctest::Approx(10.0 / 50 * 5));
+  c.values["step_time_s"] = 0.3;
+  CHECK(*metric_value(c, "epoch_time_s") == doctest::Approx(0.3 * 5));
+  c.values["epoch_time_s"] = 1.25;
+  CHECK(*metric_value(c, "epoch_time_s") == 1.25);
+  CHECK(!metric_value(c, "elbo"));
+  CHECK(higher_is_better("elbo"));
+  CHECK(higher_is_better("test_ll"));
+  CHECK(!higher_is_better("test_rmse"));
+  CHECK(!higher_is_better("epoch_time_s"));
+}
+
+TEST_CASE("reference CSVs: they parse, and every printed cell of the papers' tables has a home") {
+  const fs::path dir = fs::path(DKP_SOURCE_DIR) / "results" / "reference";
+  const auto refs = load_reference_dir(dir);
+  std::map<std::string, int> per_paper;
+  for (const auto& r : refs) ++per_paper[r.paper];
+  CHECK(per_paper["dkp"] == 72);
+  CHECK(per_paper["gw"] == 180);
+  CHECK(per_paper["agw"] == 637);
+  CHECK(per_paper["dsvi"] == 164);
+  CHECK(per_paper["compositional"] == 9);
+  // No duplicate keys.
+  std::set<std::string> keys;
+  for (const auto& r : refs) {
+    const std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", r.paper, r.table, r.dataset,
+                                      r.depth, r.model, r.posterior, r.metric, r.kernel);
+    INFO(r.source);
+    CHECK(keys.insert(k).second);
+  }
+  // Tables over the full grids (no results): how many entries find their printed value.
+  std::map<std::string, std::pair<int, int>> found;  // table -> (with ref, entries)
+  for (const char* name : {"dkp-table1", "gw-tables", "agw-tables", "agw-runtime", "dsvi-tables"}) {
+    const ex::Grid g =
+        ex::load_grid(fs::path(DKP_SOURCE_DIR) / "experiments" / (std::string(name) + ".yaml"));
+    for (const auto& t : ex::grid_tables(g, dkp::test::temp_dir("noresults"), refs)) {
+      for (const auto& row : t.rows) {
+        for (const auto& e : row.entries) {
+          found[t.spec.name].second += 1;
+          found[t.spec.name].first += e.ref ? 1 : 0;
+          CHECK(e.status == "missing");
+        }
+      }
+    }
+  }
+  CHECK(found["dkp-table1"] == std::pair{54, 54});
+  CHECK(found["gw-table1"] == std::pair{36, 36});
+  CHECK(found["gw-table2"] == std::pair{72, 72});
+  CHECK(found["gw-table3"] == std::pair{72, 72});
+  CHECK(found["agw-table1"] == std::pair{108, 108});
+  CHECK(found["agw-table2"] == std::pair{16, 16});
+  CHECK(found["agw-table3"] == std::pair{144, 144});
+  // Table 4 lost its AB-GW - GW column for depths 3-5 in the paper's text (27 cells).
+  CHECK(found["agw-table4"] == std::pair{81, 108});
+  CHECK(found["agw-table5"] == std::pair{144, 144});
+  CHECK(found["agw-table6"] == std::pair{144, 144});
+  CHECK(found["dsvi-table4"] == std::pair{48, 48});
+  CHECK(found["dsvi-table5"] == std::pair{48, 48});
+}
+
+TEST_CASE("reference CSV parsing: quoting and errors name the line") {
+  const fs::path dir = dkp::test::temp_dir("refcsv");
+  CHECK(split_csv_line("a,\"b, c\",\"say \"\"hi\"\"\",") ==
+        std::vector<std::string>{"a", "b, c", "say \"hi\"", ""});
+  CHECK(csv_field("x,y") == "\"x,y\"");
+  CHECK(csv_field("plain") == "plain");
+  dkp::util::write_file_atomic(
+      dir / "bad.csv",
+      "paper,table,dataset,depth,model,posterior,metric,mean,error,error_kind\n"
+      "gw,1,boston,5,dwp,gw,elbo,-0.38,0.01,se\n"
+      "gw,1,boston,5,dwp,gw,elbo,oops,0.01,se\n");
+  CHECK_THROWS_WITH_AS(load_reference_csv(dir / "bad.csv"), doctest::Contains("bad.csv:3"),
+                       dkp::DataError);
+  CHECK(load_reference_dir(dir / "absent").empty());
+}
+
+TEST_CASE("the LaTeX tables compile with pdflatex (when it is installed)") {
+  if (std::system("command -v pdflatex > /dev/null 2>&1") != 0) {
+    MESSAGE("pdflatex not installed: compilation not checked");
+    return;
+  }
+  std::vector<CellRecord> cells;
+  for (int s = 0; s < 3; ++s) {
+    cells.push_back(rec("dgp", "global-inducing", "", s, -3.0 - s, "test_ll", "boston", 3, "se"));
+    cells.push_back(rec("nngp", "", "", s, -2.5 - s, "test_ll", "boston", 3, "se"));
+  }
+  cells.push_back(rec("diwp", "", "", 0, std::nullopt, "test_ll", "boston", 3, "se"));
+  const fs::path dir = dkp::test::temp_dir("pdflatex");
+  const Table t = build_table(family_tables("dkp-uci", cells, "")[0], cells, {});
+  dkp::util::write_file_atomic(dir / "t.tex", to_latex(t));
+  const std::string cmd = "cd '" + dir.string() +
+                          "' && pdflatex -interaction=nonstopmode -halt-on-error t.tex > log.txt "
+                          "2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  CHECK(fs::exists(dir / "t.pdf"));
+}

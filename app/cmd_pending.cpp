@@ -9,18 +9,6 @@ int cmd_run(const std::vector<std::string>& args) {
                          "(GP layers, DGP baselines, dkp run)");
 }
 
-int cmd_grid(const std::vector<std::string>& args) {
-  return not_implemented(
-      args, "dkp grid run|plan|status FILE [options]",
-      "'grid' is not implemented yet: the experiment pipeline lands with issue 7");
-}
-
-int cmd_tables(const std::vector<std::string>& args) {
-  return not_implemented(
-      args, "dkp tables FILE|DIR [options]",
-      "'tables' is not implemented yet: the experiment pipeline lands with issue 7");
-}
-
 int cmd_bench(const std::vector<std::string>& args) {
   return not_implemented(args, "dkp bench ad|dist|model [options]",
                          "'bench' is not implemented yet: benchmarks land with issues 3-6");

@@ -1,0 +1,162 @@
+// dkp grid plan|status|run FILE: expand an experiment grid, list or run its pending cells.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli.hpp"
+#include "experiments/grid.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/store.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace dkp::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace ex = dkp::experiments;
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int) {
+  g_stop.store(true);
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("/proc/self/exe") : p.string();
+}
+
+int grid_plan(const ex::Grid& grid, const fs::path& results, const po::variables_map& vm,
+              const std::vector<std::string>& extra) {
+  size_t adopted = 0;
+  for (const auto& c : grid.cells) adopted += ex::adopt_result(c, results) ? 1 : 0;
+  if (adopted) spdlog::info("adopted {} results computed under other grids", adopted);
+  const auto pending = ex::pending_cells(grid, results);
+  std::vector<ex::RunSpec> mine = pending;
+  std::string shard_text = "all";
+  if (vm.count("shard")) {
+    const auto [i, n] = ex::parse_shard(vm["shard"].as<std::string>());
+    mine = ex::shard(pending, i, n);
+    shard_text = fmt::format("{}/{}", i, n);
+  }
+  const std::string dkp = vm.count("dkp") ? vm["dkp"].as<std::string>() : self_exe();
+  for (const auto& c : mine) std::cout << c.command_line(dkp, results, extra) << "\n";
+  std::cout << std::flush;
+  spdlog::info("grid {} (profile {}): {} cells, {} pending, shard {}: {} commands", grid.name,
+               grid.profile, grid.cells.size(), pending.size(), shard_text, mine.size());
+  return kExitOk;
+}
+
+int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose) {
+  size_t counts[4] = {0, 0, 0, 0};
+  std::vector<std::pair<ex::CellStatus, const ex::RunSpec*>> rows;
+  for (const auto& c : grid.cells) {
+    const auto st = ex::cell_status(c, results);
+    ++counts[static_cast<int>(st.state)];
+    rows.emplace_back(st, &c);
+  }
+  if (verbose) {
+    for (const auto& [st, c] : rows) {
+      std::cout << fmt::format("{:<8} {} {}{}\n", ex::to_string(st.state), c->hash(), c->label(),
+                               st.detail.empty() ? "" : "  -- " + st.detail);
+    }
+  }
+  std::cout << fmt::format(
+      "grid {} (profile {}, {}): {} cells: done {}, running {}, missing {}, failed {}\n", grid.name,
+      grid.profile, (results / grid.name).string(), grid.cells.size(),
+      counts[static_cast<int>(ex::CellState::done)],
+      counts[static_cast<int>(ex::CellState::running)],
+      counts[static_cast<int>(ex::CellState::missing)],
+      counts[static_cast<int>(ex::CellState::failed)]);
+  return kExitOk;
+}
+
+int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
+             const std::vector<std::string>& extra) {
+  ex::RunnerOptions opt;
+  opt.jobs = jobs;
+  opt.exe = self_exe();
+  opt.extra_args = extra;
+  opt.stop = &g_stop;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  const auto sum = ex::run_cells(grid.cells, results, opt);
+  std::cout << sum.line() << "\n";
+  if (!sum.failed_cells.empty()) {
+    std::cout << fmt::format(
+        "failed cells (see error.json in their run directories; 'dkp grid "
+        "status {} --verbose'):\n",
+        grid.file.string());
+    for (const auto& l : sum.failed_cells) std::cout << "  " << l << "\n";
+  }
+  std::cout << std::flush;
+  if (sum.interrupted || sum.not_started) return 130;
+  return sum.failed ? kExitError : kExitOk;
+}
+
+}  // namespace
+
+int cmd_grid(const std::vector<std::string>& args) {
+  po::options_description desc = common_options();
+  desc.add_options()("action", po::value<std::string>(), "plan | status | run")(
+      "file", po::value<std::string>(), "grid file (experiments/*.yaml)")(
+      "profile", po::value<std::string>()->default_value("full"),
+      "profile of the grid (e.g. quick; full = as written)")(
+      "results", po::value<std::string>()->default_value("results/runs"),
+      "results root (run directories go to <results>/<grid>/...)")(
+      "shard", po::value<std::string>(),
+      "plan: only shard i/n of the pending cells (cell j -> j mod n)")(
+      "dkp", po::value<std::string>(),
+      "plan: program name in the printed commands (default: this binary)")(
+      "jobs,j", po::value<int>()->default_value(1), "run: cells run at a time")(
+      "verbose,v", "status: list every cell");
+  po::positional_options_description pos;
+  pos.add("action", 1).add("file", 1);
+  po::variables_map vm;
+  const std::string usage =
+      "dkp grid plan|status|run FILE [--profile P] [--results DIR] [--shard i/n] [-j N] "
+      "[--verbose]";
+  if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
+  if (!vm.count("action")) throw UsageError("missing action: plan, status or run");
+  if (!vm.count("file")) throw UsageError("missing grid file");
+  const std::string action = vm["action"].as<std::string>();
+  if (action != "plan" && action != "status" && action != "run") {
+    throw UsageError(fmt::format("unknown action '{}' (plan, status, run)", action));
+  }
+  auto only = [&](const char* opt, const char* act) {
+    if (vm.count(opt) && !vm[opt].defaulted() && action != act) {
+      throw UsageError(fmt::format("--{} applies to 'grid {}' only", opt, act));
+    }
+  };
+  only("shard", "plan");
+  only("dkp", "plan");
+  only("jobs", "run");
+  only("verbose", "status");
+
+  const fs::path file = vm["file"].as<std::string>();
+  const ex::Grid grid = ex::load_grid(file, vm["profile"].as<std::string>());
+  const fs::path results = vm["results"].as<std::string>();
+  std::vector<std::string> extra;
+  if (const auto data = vm["data"].as<std::string>(); !data.empty()) {
+    extra = {"--data", fs::absolute(data).lexically_normal().string()};
+  }
+  if (action == "status") return grid_status(grid, results, vm.count("verbose") > 0);
+
+  // plan and run record the grid beside its results, for `dkp tables <results>`.
+  ex::write_grid_snapshot(grid, util::read_file(file), results);
+  if (action == "plan") return grid_plan(grid, results, vm, extra);
+  const int jobs = vm["jobs"].as<int>();
+  if (jobs < 1 || jobs > 256) throw UsageError(fmt::format("-j {} is out of range (1..256)", jobs));
+  return grid_run(grid, results, jobs, extra);
+}
+
+}  // namespace dkp::cli

@@ -285,27 +285,30 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
           }
           if (best >= 0 && spec.bold != BoldRule::none) {
             auto& b = row.entries[best];
-            bool bold = true;
             if (spec.bold == BoldRule::best) {
-              // Not when every method prints the same value.
-              bool all_equal = true;
+              // Every method that prints the best value (ties at the printed precision), unless
+              // every method prints the same value.
+              const std::string top = format_fixed(b.mean, spec.decimals);
+              int with_values = 0, tied = 0;
               for (const auto& e : row.entries) {
-                if (e.mean &&
-                    format_fixed(e.mean, spec.decimals) != format_fixed(b.mean, spec.decimals)) {
-                  all_equal = false;
+                if (!e.mean) continue;
+                ++with_values;
+                tied += format_fixed(e.mean, spec.decimals) == top;
+              }
+              if (!(tied == with_values && with_values > 1)) {
+                for (auto& e : row.entries) {
+                  if (e.mean && format_fixed(e.mean, spec.decimals) == top) e.bold = true;
                 }
               }
-              int with_values = 0;
-              for (const auto& e : row.entries) with_values += e.mean ? 1 : 0;
-              if (all_equal && with_values > 1) bold = false;
             } else {
+              bool bold = true;
               for (const auto& e : row.entries) {
                 if (&e == &b || !e.mean) continue;
                 const Stats sd = stats_of(paired(b.by_split, e.by_split));
                 if (sd.n < 2 || std::fabs(sd.mean) <= 2.0 * sd.se) bold = false;
               }
+              b.bold = bold;
             }
-            b.bold = bold;
           }
           // Agreement with the paper.
           for (auto& e : row.entries) {

@@ -57,7 +57,7 @@ enum class Convention {
 
 enum class BoldRule {
   none,
-  best,         ///< best mean of the row, unless all are equal at the printed precision
+  best,         ///< best mean of the row and ties at the printed precision, unless all print equal
   significant,  ///< best mean, when better than every other by > 2 se of the paired difference
 };
 

@@ -388,3 +388,51 @@ TEST_CASE("the LaTeX tables compile with pdflatex (when it is installed)") {
   CHECK(std::system(cmd.c_str()) == 0);
   CHECK(fs::exists(dir / "t.pdf"));
 }
+
+TEST_CASE("tables: bold follows each paper's rule") {
+  auto cells_for = [](const std::vector<std::pair<std::string, std::vector<double>>>& cols) {
+    std::vector<CellRecord> cells;
+    for (const auto& [post, values] : cols) {
+      for (size_t s = 0; s < values.size(); ++s) {
+        if (post == "dgp") {
+          cells.push_back(rec("dgp", "global-inducing", "", static_cast<int>(s), values[s], "elbo",
+                              "boston", 2, "se"));
+        } else {
+          cells.push_back(
+              rec("dwp", "", post, static_cast<int>(s), values[s], "elbo", "boston", 2, "se"));
+        }
+      }
+    }
+    return cells;
+  };
+  // A-GW paper: the best mean, with ties at the printed precision, unless all print equal.
+  const auto agw = family_tables("agw-uci", {}, "")[1];
+  REQUIRE(agw.name == "agw-table3");
+  auto cells = cells_for({{"dgp", {-0.40, -0.41}},
+                          {"gw", {-0.361, -0.359}},
+                          {"agw", {-0.362, -0.360}},
+                          {"abgw", {-0.357, -0.358}}});
+  Table t = build_table(agw, cells, {});
+  CHECK(!entry(t, 0, "DGP").bold);
+  CHECK(entry(t, 0, "DWP GW").bold);
+  CHECK(entry(t, 0, "DWP A-GW").bold);
+  CHECK(entry(t, 0, "DWP AB-GW").bold);
+  CHECK(entry(t, 0, "DWP AB-GW").best);
+  cells = cells_for({{"dgp", {-0.36, -0.36}},
+                     {"gw", {-0.36, -0.36}},
+                     {"agw", {-0.361, -0.36}},
+                     {"abgw", {-0.359, -0.36}}});
+  t = build_table(agw, cells, {});
+  for (const auto& e : t.rows[0].entries) CHECK(!e.bold);
+
+  // GW paper: only a significant improvement (paired by split) is highlighted.
+  const auto gw = family_tables("gw-uci", {}, "")[1];
+  REQUIRE(gw.name == "gw-table2");
+  cells = cells_for({{"gw", {-0.30, -0.35, -0.40, -0.33}}, {"dgp", {-0.32, -0.37, -0.42, -0.36}}});
+  t = build_table(gw, cells, {});
+  CHECK(entry(t, 0, "DWP").bold);
+  cells = cells_for({{"gw", {-0.30, -0.35, -0.40, -0.33}}, {"dgp", {-0.33, -0.34, -0.41, -0.32}}});
+  t = build_table(gw, cells, {});
+  CHECK(entry(t, 0, "DWP").best);
+  CHECK(!entry(t, 0, "DWP").bold);
+}

@@ -2,10 +2,11 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -83,6 +84,7 @@ std::vector<std::string> child_environment() {
 
 pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const fs::path& dir,
             const std::vector<std::string>& env) {
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -90,25 +92,33 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
   std::vector<char*> envp;
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
   const std::string out = (dir / "stdout.log").string(), err = (dir / "stderr.log").string();
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  // Own process group: a Ctrl-C on the terminal reaches the runner only, which then stops the
-  // children itself (and does not record them as failed).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    throw Error(fmt::format("cannot start '{}': {}", exe, std::strerror(rc)));
+  const pid_t parent = ::getpid();
+
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error(fmt::format("cannot start '{}': {}", exe, std::strerror(errno)));
+  if (pid == 0) {
+    // Own process group: a Ctrl-C on the terminal reaches the runner only, which then stops
+    // the children itself (and does not record them as failed).
+    ::setpgid(0, 0);
+    // If the runner dies (even by SIGKILL), the run gets SIGTERM: it checkpoints and stops, and
+    // the next `dkp grid run` resumes it instead of racing an orphan.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(126);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || o < 0 || e < 0) ::_exit(125);
+    ::dup2(in, 0);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    for (const int fd : {in, o, e}) {
+      if (fd > 2) ::close(fd);
+    }
+    ::execve(exe.c_str(), argv.data(), envp.data());
+    static const char msg[] = "dkp grid run: cannot execute the program for this cell\n";
+    [[maybe_unused]] const ssize_t n = ::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
   }
   return pid;
 }

@@ -1,7 +1,9 @@
 // Batch runner: runs the pending cells of a grid as subprocesses (`<exe> run ... --out DIR`),
 // N at a time, one BLAS thread each (OPENBLAS_NUM_THREADS=1), with progress and ETA.
 // A cell whose subprocess fails gets an error.json (exit code, signal, stderr tail, command) in
-// its run directory and the grid goes on. Cells already done are reused, never rerun.
+// its run directory and the grid goes on. Cells already done are reused, never rerun. Children
+// run in their own process group and get SIGTERM if the runner dies (even by SIGKILL), so an
+// interrupted grid leaves checkpoints to resume, not orphans racing the next `dkp grid run`.
 #pragma once
 
 #include <atomic>

@@ -1,8 +1,13 @@
 #include "autodiff/gradcheck.hpp"
 
+#include <fmt/format.h>
+#include <algorithm>
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
 #include <cmath>
 
-#include <fmt/format.h>
+#include "autodiff/ops.hpp"
+#include "util/error.hpp"
 
 namespace dkp::autodiff {
 
@@ -60,6 +65,43 @@ GradCheckResult check_gradient(const ScalarFunction& f, const std::vector<arma::
   }
   res.ok = res.worst_ratio <= 1.0;
   return res;
+}
+
+GradCheckResult check_value(const ScalarFunction& f, const std::vector<arma::mat>& inputs,
+                            double expected, const Tolerances& tol) {
+  GradCheckResult res;
+  const double v = evaluate(f, inputs);
+  const double allowed = tol.value * std::max(1.0, std::abs(expected));
+  res.worst_ratio =
+      std::isfinite(v) ? std::abs(v - expected) / allowed : std::numeric_limits<double>::infinity();
+  res.ok = res.worst_ratio <= 1.0;
+  res.detail = fmt::format("value {:.17g}, expected {:.17g}", v, expected);
+  return res;
+}
+
+ThrowCheckResult check_throws(const ScalarFunction& f, const std::vector<arma::mat>& inputs) {
+  ThrowCheckResult res;
+  try {
+    evaluate(f, inputs);
+  } catch (const Error& e) {
+    res.value_threw = true;
+    res.message = e.what();
+  }
+  try {
+    gradients(f, inputs);
+  } catch (const Error& e) {
+    res.gradient_threw = true;
+    if (res.message.empty()) res.message = e.what();
+  }
+  return res;
+}
+
+Var random_contraction(const Var& y, uint64_t seed) {
+  boost::random::mt19937_64 eng(seed);
+  boost::random::uniform_real_distribution<double> unif(-1.0, 1.0);
+  arma::mat w(y.n_rows(), y.n_cols());
+  for (auto& x : w) x = unif(eng);
+  return sum(mul(y, y.tape().constant(std::move(w))));
 }
 
 }  // namespace dkp::autodiff

@@ -129,6 +129,7 @@ CholResult chol_jittered(const arma::mat& A, const char* where, const JitterPoli
     if (arma::chol(res.L, Aj, "lower")) {
       res.jitter = jitter;
       res.jitter_rel = rel;
+      res.scaled_by_mean_diag = mean_diag > 0.0;
       if (stats) {
         ++stats->factorisations;
         ++stats->jittered;

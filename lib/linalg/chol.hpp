@@ -68,7 +68,10 @@ struct CholResult {
   arma::mat L;
   double jitter = 0.0;      ///< absolute jitter added to the diagonal (0: none)
   double jitter_rel = 0.0;  ///< the same relative to the diagonal scale (jitter = rel * scale)
-  int retries = 0;          ///< jittered attempts made
+  /// True when the scale was mean(diag(A)) (it is 1 when that mean is not positive): the jitter
+  /// then depends on A, jitter = jitter_rel * tr(A) / n, which exact adjoints account for.
+  bool scaled_by_mean_diag = false;
+  int retries = 0;  ///< jittered attempts made
 };
 
 /// Lower Cholesky factor of a symmetric matrix with the jitter schedule above.

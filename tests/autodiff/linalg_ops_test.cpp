@@ -1,0 +1,283 @@
+// Gradient tests of the linear-algebra ops (ops_linalg.hpp) and the SPD parameterisation
+// (spd.hpp). SPD inputs are always built from an unconstrained matrix U, so the finite
+// differences perturb entries of U and the matrix stays symmetric.
+#include <doctest/doctest.h>
+
+#include <spdlog/spdlog.h>
+
+#include "autodiff/gradcheck.hpp"
+#include "autodiff/ops.hpp"
+#include "autodiff/ops_linalg.hpp"
+#include "autodiff/spd.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+namespace ad = dkp::autodiff;
+namespace la = dkp::linalg;
+using ad::Tape;
+using ad::Var;
+
+namespace {
+
+arma::mat randm(arma::uword r, arma::uword c, double lo = -1.0, double hi = 1.0) {
+  return lo + (hi - lo) * arma::randu(r, c);
+}
+
+void expect_grad(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs,
+                 ad::Tolerances tol = {}) {
+  const auto r = ad::check_gradient(f, xs, tol);
+  INFO(r.detail);
+  CHECK(r.ok);
+}
+
+void expect_value(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs, double expected,
+                  ad::Tolerances tol = {}) {
+  const auto r = ad::check_value(f, xs, expected, tol);
+  INFO(r.detail);
+  CHECK(r.ok);
+}
+
+void expect_throws(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs) {
+  const auto r = ad::check_throws(f, xs);
+  INFO(r.message);
+  CHECK(r.value_threw);
+  CHECK(r.gradient_threw);
+}
+
+Var contract(const Var& y) {
+  return ad::random_contraction(y, dkp::test::seed() + 1000 * y.n_rows() + y.n_cols());
+}
+
+// A plain-value twin of contract() for value checks.
+double contract(const arma::mat& y) {
+  Tape t;
+  return contract(t.constant(y)).scalar();
+}
+
+// An unconstrained U with a moderately conditioned SPD image.
+arma::mat random_unconstrained(arma::uword n) {
+  arma::mat U = randm(n, n, -0.5, 0.5);
+  U.diag() = randm(n, 1, 0.5, 1.5);
+  return U;
+}
+
+// A triangular-ish test factor: well-conditioned diagonal, garbage in the other triangle (which
+// the solves must ignore).
+arma::mat random_factor(arma::uword n) {
+  arma::mat T = randm(n, n, -0.5, 0.5);
+  T.diag() = randm(n, 1, 1.5, 2.5);
+  return T;
+}
+
+struct QuietLog {
+  spdlog::level::level_enum old = spdlog::get_level();
+  QuietLog() { spdlog::set_level(spdlog::level::err); }
+  ~QuietLog() { spdlog::set_level(old); }
+};
+
+}  // namespace
+
+TEST_CASE("spd_from_unconstrained: value, round trip and gradient") {
+  const arma::mat U = random_unconstrained(5);
+  const arma::mat A = ad::spd_from_unconstrained(U, 1e-3);
+  CHECK(A.is_symmetric());
+  CHECK(arma::eig_sym(A).min() >= 1e-3 * (1 - 1e-9));
+  CHECK(arma::approx_equal(ad::unconstrained_from_spd(A, 1e-3), arma::mat(arma::trimatl(U)),
+                           "absdiff", 1e-9));
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) {
+        return contract(ad::spd_from_unconstrained(v[0], 1e-3));
+      },
+      {U});
+  CHECK_THROWS_AS(ad::spd_from_unconstrained(arma::ones(2, 3)), dkp::Error);
+}
+
+TEST_CASE("cholesky: value and gradient through the SPD parameterisation") {
+  for (arma::uword n : {1u, 2u, 5u, 12u}) {
+    CAPTURE(n);
+    const arma::mat U = random_unconstrained(n);
+    const auto f = [](Tape&, const std::vector<Var>& v) {
+      return contract(ad::cholesky(ad::spd_from_unconstrained(v[0]), "test"));
+    };
+    expect_value(f, {U}, contract(arma::mat(arma::chol(ad::spd_from_unconstrained(U), "lower"))));
+    expect_grad(f, {U});
+    // The factor's log-determinant path as well.
+    expect_grad(
+        [](Tape&, const std::vector<Var>& v) {
+          return ad::logdet_chol(ad::cholesky(ad::spd_from_unconstrained(v[0]), "test"));
+        },
+        {U});
+  }
+}
+
+TEST_CASE("cholesky of a 1x1 matrix: L = sqrt(a), dL/da = 1 / (2 sqrt(a))") {
+  Tape tape;
+  Var a = tape.variable(arma::mat(1, 1, arma::fill::value(4.0)));
+  Var L = ad::cholesky(a, "1x1");
+  CHECK(L.scalar() == 2.0);
+  tape.backward(L);
+  CHECK(a.grad()(0, 0) == doctest::Approx(0.25).epsilon(1e-15));
+}
+
+TEST_CASE("cholesky: jittered factor, with the jitter's dependence on A in the gradient") {
+  QuietLog quiet;
+  // A = B B^T - 1e-9 I with B 6x3 has three eigenvalues -1e-9 for every B: the factorisation
+  // always fails first and succeeds with jitter c = r tr(A) / n (a rank-deficient B B^T alone is
+  // not enough: dpotrf may pass it with round-off pivots). log det(A + c I) depends on B through
+  // c too, and that term is O(1) here. r = 1e-2 keeps A + c I well enough conditioned for
+  // finite differences.
+  const arma::mat B = randm(6, 3);
+  la::JitterPolicy policy;
+  policy.initial = 1e-2;
+  la::CholStats stats;
+  const auto f = [&](Tape& t, const std::vector<Var>& v) {
+    const Var A = ad::matmul(v[0], v[0], false, true) - t.constant(1e-9 * arma::eye(6, 6));
+    return ad::logdet_chol(ad::cholesky(A, "singular", policy, &stats));
+  };
+  expect_grad(f, {B});
+  CHECK(stats.jittered > 0);
+  CHECK(stats.jittered == stats.factorisations);
+  CHECK(stats.retries == stats.factorisations);
+  CHECK(stats.max_jitter_rel == 1e-2);
+}
+
+TEST_CASE("cholesky: errors") {
+  QuietLog quiet;
+  expect_throws(
+      [](Tape&, const std::vector<Var>& v) { return ad::sum(ad::cholesky(v[0], "rect")); },
+      {arma::ones(3, 4)});
+  arma::mat indefinite = arma::eye(3, 3);
+  indefinite(1, 1) = -1.0;
+  expect_throws(
+      [](Tape&, const std::vector<Var>& v) { return ad::sum(ad::cholesky(v[0], "indef")); },
+      {indefinite});
+  Tape tape;
+  CHECK_THROWS_AS(ad::cholesky(tape.variable(indefinite), "indef"), la::NotPsdError);
+  CHECK_THROWS_WITH_AS(ad::cholesky(tape.variable(arma::ones(2, 3)), "rect"),
+                       doctest::Contains("autodiff::cholesky ('rect')"), dkp::Error);
+}
+
+TEST_CASE("tri_solve: gradients in all side/triangle/transpose combinations") {
+  const arma::uword n = 6, m = 4;
+  const arma::mat T = random_factor(n), Bl = randm(n, m), Br = randm(m, n);
+  for (la::Uplo uplo : {la::Uplo::Lower, la::Uplo::Upper}) {
+    for (bool trans : {false, true}) {
+      for (la::Side side : {la::Side::Left, la::Side::Right}) {
+        CAPTURE(int(uplo));
+        CAPTURE(trans);
+        CAPTURE(int(side));
+        const arma::mat& B = side == la::Side::Left ? Bl : Br;
+        const auto f = [=](Tape&, const std::vector<Var>& v) {
+          return contract(ad::tri_solve(v[0], v[1], uplo, trans, side));
+        };
+        expect_value(f, {T, B}, contract(la::tri_solve(T, B, uplo, trans, side)));
+        expect_grad(f, {T, B});
+        // The unread triangle gets exactly zero gradient.
+        const auto g = ad::gradients(f, {T, B});
+        const arma::mat unread = uplo == la::Uplo::Lower ? arma::mat(arma::trimatu(g[0], 1))
+                                                         : arma::mat(arma::trimatl(g[0], -1));
+        CHECK(arma::accu(arma::abs(unread)) == 0.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("solve_lower, solve_upper, chol_solve and logdet_chol") {
+  const arma::mat T = random_factor(5), B = randm(5, 3);
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) { return contract(ad::solve_lower(v[0], v[1])); },
+      {T, B});
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) { return contract(ad::solve_lower(v[0], v[1], true)); },
+      {T, B});
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) { return contract(ad::solve_upper(v[0], v[1])); },
+      {T, B});
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) { return contract(ad::solve_upper(v[0], v[1], true)); },
+      {T, B});
+  expect_grad([](Tape&, const std::vector<Var>& v) { return contract(ad::chol_solve(v[0], v[1])); },
+              {T, B});
+  const arma::mat L = arma::trimatl(T);
+  expect_value([](Tape&, const std::vector<Var>& v) { return ad::logdet_chol(v[0]); }, {T},
+               2.0 * arma::accu(arma::log(L.diag())));
+  expect_grad([](Tape&, const std::vector<Var>& v) { return ad::logdet_chol(v[0]); }, {T});
+  expect_throws(
+      [](Tape&, const std::vector<Var>& v) { return ad::sum(ad::solve_lower(v[0], v[1])); },
+      {T, randm(4, 2)});
+  expect_throws(
+      [](Tape&, const std::vector<Var>& v) {
+        return ad::sum(ad::tri_solve(v[0], v[1], la::Uplo::Lower, false, la::Side::Right));
+      },
+      {T, randm(5, 2)});
+  expect_throws([](Tape&, const std::vector<Var>& v) { return ad::logdet_chol(v[0]); },
+                {randm(3, 2)});
+}
+
+TEST_CASE("spd_inverse, spd_solve and logdet_spd through the SPD parameterisation") {
+  const arma::mat U = random_unconstrained(6), B = randm(6, 3);
+  const arma::mat A = ad::spd_from_unconstrained(U);
+  const auto inv = [](Tape&, const std::vector<Var>& v) {
+    return contract(ad::spd_inverse(ad::spd_from_unconstrained(v[0]), "inv"));
+  };
+  expect_value(inv, {U}, contract(arma::mat(arma::inv_sympd(A))), {.value = 1e-8});
+  expect_grad(inv, {U});
+  const auto solve = [](Tape&, const std::vector<Var>& v) {
+    return contract(ad::spd_solve(ad::spd_from_unconstrained(v[0]), v[1], "solve"));
+  };
+  expect_value(solve, {U, B}, contract(arma::mat(arma::solve(A, B))), {.value = 1e-8});
+  expect_grad(solve, {U, B});
+  const auto logdet = [](Tape&, const std::vector<Var>& v) {
+    return ad::logdet_spd(ad::spd_from_unconstrained(v[0]), "logdet");
+  };
+  expect_value(logdet, {U}, arma::log_det_sympd(A));
+  expect_grad(logdet, {U});
+  expect_throws(
+      [](Tape&, const std::vector<Var>& v) { return ad::sum(ad::spd_solve(v[0], v[1], "s")); },
+      {A, randm(5, 2)});
+  expect_throws([](Tape&, const std::vector<Var>& v) { return ad::logdet_spd(v[0], "rect"); },
+                {randm(3, 2)});
+  expect_throws(
+      [](Tape&, const std::vector<Var>& v) { return ad::sum(ad::spd_inverse(v[0], "rect")); },
+      {randm(3, 2)});
+}
+
+TEST_CASE("SPD ops with jitter: the gradient includes the jitter's dependence on A") {
+  QuietLog quiet;
+  // As above.
+  const arma::mat B = randm(5, 2), R = randm(5, 3);
+  la::JitterPolicy policy;
+  policy.initial = 1e-2;
+  la::CholStats stats;
+  const auto singular = [](const Var& b) {
+    return ad::matmul(b, b, false, true) - b.tape().constant(1e-9 * arma::eye(5, 5));
+  };
+  expect_grad(
+      [&](Tape&, const std::vector<Var>& v) {
+        return ad::logdet_spd(singular(v[0]), "ld", policy, &stats);
+      },
+      {B});
+  expect_grad(
+      [&](Tape&, const std::vector<Var>& v) {
+        return contract(ad::spd_solve(singular(v[0]), v[1], "solve", policy, &stats));
+      },
+      {B, R});
+  expect_grad(
+      [&](Tape&, const std::vector<Var>& v) {
+        return contract(ad::spd_inverse(singular(v[0]), "inv", policy, &stats));
+      },
+      {B});
+  CHECK(stats.jittered == stats.factorisations);
+  CHECK(stats.jittered > 0);
+}
+
+TEST_CASE("cholesky counts factorisations in the caller's stats") {
+  Tape tape;
+  la::CholStats stats;
+  Var A = tape.variable(ad::spd_from_unconstrained(random_unconstrained(4)));
+  ad::cholesky(A, "a", {}, &stats);
+  ad::spd_inverse(A, "b", {}, &stats);
+  ad::logdet_spd(A, "c", {}, &stats);
+  CHECK(stats.factorisations == 3);
+  CHECK(stats.jittered == 0);
+}

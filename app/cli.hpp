@@ -42,9 +42,4 @@ int cmd_tables(const std::vector<std::string>& args);
 int cmd_data(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 
-/// Common implementation for subcommands whose issue has not landed: parses --help, then says
-/// what is missing and returns kExitNotImplemented.
-int not_implemented(const std::vector<std::string>& args, const std::string& usage,
-                    const std::string& what);
-
 }  // namespace dkp::cli

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
+#include "runtime.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
 
@@ -73,22 +74,12 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
   return true;
 }
 
-int not_implemented(const std::vector<std::string>& args, const std::string& usage,
-                    const std::string& what) {
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      std::cout << "usage: " << usage << "\n\n" << what << "\n";
-      return kExitOk;
-    }
-  }
-  std::cerr << "dkp: " << what << "\n";
-  return kExitNotImplemented;
-}
-
 }  // namespace dkp::cli
 
 int main(int argc, char** argv) {
   using namespace dkp::cli;
+  tune_allocator();
+  set_blas_threads(1);
   auto logger = spdlog::stderr_color_mt("dkp");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%H:%M:%S] %^%l%$: %v");

@@ -1,0 +1,113 @@
+// dkp bench: timings of the hot paths with the project's own code.
+//   dkp bench model --dataset boston --model dgp --inference global-inducing --depth 2
+//   dkp bench ad
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli.hpp"
+#include "data/root.hpp"
+#include "data/standardise.hpp"
+#include "data/uci.hpp"
+#include "models/factory.hpp"
+#include "runtime.hpp"
+#include "util/error.hpp"
+
+namespace dkp::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int bench_model(const po::variables_map& vm) {
+  const auto root = data::resolve_data_root(vm["data"].as<std::string>());
+  const auto ds = data::load_uci(root, vm["dataset"].as<std::string>());
+  const auto split = data::make_regression_split(ds, 0);
+  const int reps = vm["reps"].as<int>();
+  const size_t S = size_t(vm["samples"].as<long>());
+  const size_t batch = std::min<size_t>(size_t(vm["batch"].as<long>()), split.X_train.n_rows);
+  const arma::mat Xb = split.X_train.rows(0, batch - 1);
+  const arma::vec yb = split.y_train.subvec(0, batch - 1);
+  std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11} {:>11} {:>13}\n", "model", "depth", "batch",
+                           "step ms", "fwd ms", "predict ms");
+  for (int depth : vm["depth"].as<std::vector<int>>()) {
+    models::ModelSpec spec{vm["model"].as<std::string>(),     vm["inference"].as<std::string>(),
+                           vm["posterior"].as<std::string>(), size_t(depth),
+                           vm["kernel"].as<std::string>(),    0,
+                           size_t(vm["inducing"].as<long>())};
+    random::Stream run(0);
+    random::Stream init = run.child("init", 0);
+    const auto model = models::make_model(spec, split.X_train, split.y_train, init);
+    std::vector<double> step_ms, fwd_ms;
+    for (int r = 0; r < reps + 2; ++r) {  // two warm-up repetitions
+      random::Stream noise = run.child("mc-noise", size_t(r));
+      const auto t0 = Clock::now();
+      autodiff::Tape tape;
+      const auto vars = models::to_vars(tape, model->initial_parameters(), true);
+      const auto e = model->elbo(vars, Xb, yb, double(split.X_train.n_rows), S, 1.0, noise);
+      const auto t1 = Clock::now();
+      tape.backward(e.elbo);
+      const auto t2 = Clock::now();
+      if (r >= 2) {
+        fwd_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        step_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+      }
+    }
+    random::Stream pr = run.child("predict", 0);
+    const auto t0 = Clock::now();
+    model->predict(model->initial_parameters(), split.X_test, 100, pr);
+    const double pred_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    std::string label = spec.model;
+    if (!spec.inference.empty()) label += "/" + spec.inference;
+    if (!spec.posterior.empty()) label += "/" + spec.posterior;
+    std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}\n", label, depth,
+                             batch, median(step_ms), median(fwd_ms), pred_ms);
+  }
+  std::cout << fmt::format(
+      "(S = {} training samples, {} inducing points, median of {} steps; "
+      "prediction: {} test points x 100 samples; BLAS threads {})\n",
+      S, vm["inducing"].as<long>(), reps, split.X_test.n_rows, vm["threads"].as<int>());
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& args) {
+  po::options_description desc = common_options();
+  // clang-format off
+  desc.add_options()
+    ("what", po::value<std::string>(), "model | ad")
+    ("dataset", po::value<std::string>()->default_value("boston"), "UCI dataset (split 0)")
+    ("model", po::value<std::string>()->default_value("dgp"), "model name as in dkp run")
+    ("inference", po::value<std::string>()->default_value("global-inducing"), "dgp inference")
+    ("posterior", po::value<std::string>()->default_value(""), "dwp posterior")
+    ("kernel", po::value<std::string>()->default_value("se"), "kernel")
+    ("depth", po::value<std::vector<int>>()->multitoken()->default_value({2, 5}, "2 5"), "depths")
+    ("samples", po::value<long>()->default_value(10), "Monte Carlo samples per step")
+    ("inducing", po::value<long>()->default_value(100), "inducing points")
+    ("batch", po::value<long>()->default_value(10000), "batch size (full batch when larger)")
+    ("reps", po::value<int>()->default_value(20), "timed repetitions")
+    ("threads", po::value<int>()->default_value(1), "BLAS threads");
+  // clang-format on
+  po::positional_options_description pos;
+  pos.add("what", 1);
+  po::variables_map vm;
+  if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad [options]")) return kExitOk;
+  if (!vm.count("what")) throw UsageError("missing what to benchmark: model or ad");
+  set_blas_threads(vm["threads"].as<int>());
+  const auto what = vm["what"].as<std::string>();
+  if (what == "model") return bench_model(vm);
+  if (what == "ad") {
+    throw NotImplementedError("'bench ad' lands with the autodiff micro-benchmark (issue 3)");
+  }
+  throw UsageError(fmt::format("unknown benchmark '{}': model or ad", what));
+}
+
+}  // namespace dkp::cli

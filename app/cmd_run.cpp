@@ -1,0 +1,343 @@
+// dkp run: train and evaluate one configuration (dataset, split, model) and write
+// manifest.json, checkpoint.bin, result.json (and optionally a predictions CSV) into --out.
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include "cli.hpp"
+#include "data/root.hpp"
+#include "data/standardise.hpp"
+#include "data/uci.hpp"
+#include "eval/metrics.hpp"
+#include "experiments/grid.hpp"
+#include "models/factory.hpp"
+#include "runtime.hpp"
+#include "training/trainer.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/json.hpp"
+#include "util/sha256.hpp"
+#include "util/version.hpp"
+
+namespace dkp::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+po::options_description run_options() {
+  po::options_description d("Run options (defaults: the deep Wishart process papers' protocol)");
+  // clang-format off
+  d.add_options()
+    ("config", po::value<std::string>(), "YAML file with any of these options as keys "
+                                         "(command-line values take precedence)")
+    ("dataset", po::value<std::string>(), "UCI dataset: boston concrete energy kin8nm naval "
+                                          "power protein wine yacht")
+    ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
+    ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
+    ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing")
+    ("posterior", po::value<std::string>()->default_value(""), "dwp: gw | agw | abgw")
+    ("depth", po::value<int>()->default_value(2), "number of layers including the output layer")
+    ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
+    ("width", po::value<std::string>()->default_value("input"),
+     "hidden width: input (number of features) | min(input,30) | an integer")
+    ("steps", po::value<long>()->default_value(20000), "Adam steps")
+    ("lr-schedule", po::value<std::string>()->default_value("0:0.01,10000:0.001"),
+     "learning rates as step:lr pairs")
+    ("lr", po::value<double>(), "constant learning rate (instead of --lr-schedule)")
+    ("kl-anneal", po::value<long>()->default_value(1000), "KL weight rises 0 -> 1 over this many steps")
+    ("samples", po::value<long>()->default_value(10), "Monte Carlo samples per training step")
+    ("test-samples", po::value<long>()->default_value(100), "posterior samples for prediction")
+    ("inducing", po::value<long>()->default_value(100), "inducing points")
+    ("batch", po::value<long>()->default_value(10000), "minibatch size (clamped to the data size)")
+    ("seed", po::value<uint64_t>()->default_value(0), "master seed")
+    ("threads", po::value<int>()->default_value(1), "BLAS threads")
+    ("out", po::value<std::string>(), "run directory (default results/runs/adhoc/<dataset>/split<k>/<hash>)")
+    ("predictions", po::value<std::string>(), "also write per-test-point predictions to this CSV")
+    ("log-every", po::value<long>()->default_value(500), "progress line every N steps (0: never)")
+    ("checkpoint-every", po::value<long>()->default_value(1000), "checkpoint every N steps")
+    ("force", "rerun even when a result with the same configuration hash exists");
+  // clang-format on
+  return d;
+}
+
+// Adds the keys of a YAML config file as if they had been given on the command line (after the
+// real command line, so command-line values win). Unknown keys are errors naming file and line.
+void store_config_file(const std::string& path, const po::options_description& desc,
+                       po::variables_map& vm) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}: {}", path, e.what()));
+  }
+  if (!root.IsMap()) throw ConfigError(fmt::format("{}: expected a mapping of options", path));
+  std::vector<std::string> args;
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    if (key == "config" || !desc.find_nothrow(key, false)) {
+      throw ConfigError(
+          fmt::format("{}:{}: unknown key '{}'", path, kv.first.Mark().line + 1, key));
+    }
+    if (!kv.second.IsScalar()) {
+      throw ConfigError(fmt::format("{}:{}: key '{}' needs a scalar value", path,
+                                    kv.second.Mark().line + 1, key));
+    }
+    args.push_back("--" + key);
+    if (key != "force") args.push_back(kv.second.as<std::string>());
+  }
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+  } catch (const po::error& e) {
+    throw ConfigError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+size_t resolve_width(const std::string& rule, size_t d0) {
+  if (rule == "input") return d0;
+  if (rule == "min(input,30)") return std::min<size_t>(d0, 30);
+  try {
+    size_t pos = 0;
+    const long w = std::stol(rule, &pos);
+    if (pos == rule.size() && w > 0) return size_t(w);
+  } catch (const std::exception&) {
+  }
+  throw ConfigError(
+      fmt::format("--width '{}': expected input, min(input,30) or a positive integer", rule));
+}
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {0};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string fmt_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = long(s + 0.5);
+  if (t >= 3600) return fmt::format("{}h{:02d}m", t / 3600, (t % 3600) / 60);
+  if (t >= 60) return fmt::format("{}m{:02d}s", t / 60, t % 60);
+  return fmt::format("{}s", t);
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description desc = common_options();
+  desc.add(run_options());
+  po::variables_map vm;
+  const std::string usage =
+      "dkp run --dataset NAME --split K --model MODEL [--inference I] [--posterior P] [options]";
+  if (!parse_or_help(args, desc, {}, vm, usage)) return kExitOk;
+  if (vm.count("config")) {
+    store_config_file(vm["config"].as<std::string>(), desc, vm);
+    po::notify(vm);
+  }
+  if (!vm.count("dataset")) throw UsageError("--dataset is required");
+  if (!vm.count("model")) throw UsageError("--model is required");
+  if (vm.count("lr") && !vm["lr-schedule"].defaulted()) {
+    throw UsageError("give either --lr or --lr-schedule, not both");
+  }
+  auto positive = [&](const char* name) {
+    const long v = vm[name].as<long>();
+    if (v <= 0) throw UsageError(fmt::format("--{} must be positive, got {}", name, v));
+    return v;
+  };
+
+  // The run's configuration, in the grid runner's terms (same hash as the grid cell).
+  experiments::RunSpec spec;
+  spec.grid = "adhoc";
+  spec.dataset = vm["dataset"].as<std::string>();
+  spec.split = vm["split"].as<int>();
+  spec.model = vm["model"].as<std::string>();
+  spec.inference = vm["inference"].as<std::string>();
+  spec.posterior = vm["posterior"].as<std::string>();
+  spec.depth = vm["depth"].as<int>();
+  spec.kernel = vm["kernel"].as<std::string>();
+  auto& p = spec.protocol;
+  p.steps = positive("steps");
+  p.lr_schedule = vm.count("lr")
+                      ? experiments::parse_lr_schedule(fmt::format("0:{}", vm["lr"].as<double>()))
+                      : experiments::parse_lr_schedule(vm["lr-schedule"].as<std::string>());
+  if (!vm.count("lr") && vm["lr-schedule"].defaulted()) {
+    // The default (papers') schedule drops at step 10000; shorter runs keep the first rate.
+    std::erase_if(p.lr_schedule,
+                  [&](const experiments::LrPoint& q) { return q.step > 0 && q.step >= p.steps; });
+  }
+  p.kl_anneal = vm["kl-anneal"].as<long>();
+  if (p.kl_anneal < 0) throw UsageError("--kl-anneal must be >= 0");
+  if (vm["kl-anneal"].defaulted()) p.kl_anneal = std::min(p.kl_anneal, p.steps);
+  p.train_samples = positive("samples");
+  p.test_samples = positive("test-samples");
+  p.inducing = positive("inducing");
+  p.batch = positive("batch");
+  p.width = vm["width"].as<std::string>();
+  p.seed = vm["seed"].as<uint64_t>();
+  if (spec.split < 0) throw UsageError("--split must be >= 0");
+  experiments::validate_run_spec(spec);
+  const std::string hash = spec.hash();
+
+  const fs::path out = vm.count("out") ? fs::path(vm["out"].as<std::string>())
+                                       : spec.run_dir(fs::path("results") / "runs");
+  const fs::path result_path = out / "result.json";
+  if (!vm.count("force") && fs::exists(result_path)) {
+    const YAML::Node old = YAML::LoadFile(result_path.string());
+    if (old["config_hash"] && old["config_hash"].as<std::string>() == hash) {
+      spdlog::info("{}: result with configuration hash {} exists; skipping (--force reruns)",
+                   out.string(), hash);
+      return kExitOk;
+    }
+  }
+  set_blas_threads(vm["threads"].as<int>());
+
+  // Data.
+  const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
+  const data::UciDataset ds = data::load_uci(root, spec.dataset);
+  const data::RegressionSplit split = data::make_regression_split(ds, size_t(spec.split));
+  const size_t width = resolve_width(p.width, split.X_train.n_cols);
+
+  // Manifest first: a run directory always says what it is.
+  util::Json config = util::Json::object();
+  for (const auto& [k, v] : vm) {
+    if (k == "help" || k == "quiet" || k == "force") continue;
+    const auto& val = v.value();
+    if (auto* s = boost::any_cast<std::string>(&val))
+      config.set(k, *s);
+    else if (auto* i = boost::any_cast<int>(&val))
+      config.set(k, *i);
+    else if (auto* l = boost::any_cast<long>(&val))
+      config.set(k, *l);
+    else if (auto* u = boost::any_cast<uint64_t>(&val))
+      config.set(k, (unsigned long long)*u);
+    else if (auto* d = boost::any_cast<double>(&val))
+      config.set(k, *d);
+  }
+  util::Sha256 data_hash;
+  for (const char* f : {"data.txt", "index_features.txt", "index_target.txt"})
+    data_hash.update(util::sha256_file(ds.dir / f));
+  data_hash.update(util::sha256_file(ds.dir / fmt::format("index_train_{}.txt", spec.split)));
+  data_hash.update(util::sha256_file(ds.dir / fmt::format("index_test_{}.txt", spec.split)));
+  util::Json manifest = util::Json::object();
+  manifest.set("config_hash", hash)
+      .set("canonical_config", spec.canonical())
+      .set("config", config)
+      .set("dkp_version", version_string())
+      .set("git_sha", git_sha())
+      .set("armadillo", arma::arma_version::as_string())
+      .set("blas_threads", vm["threads"].as<int>())
+      .set("seed", (unsigned long long)p.seed)
+      .set("data_root", fs::absolute(root).string())
+      .set("data_sha256", data_hash.hex_digest())
+      .set("host", hostname())
+      .set("started", now_iso());
+  util::write_file_atomic(out / "manifest.json", manifest.dump());
+
+  // Model and training.
+  const random::Stream run(p.seed);
+  random::Stream init = run.child("init", 0);
+  models::ModelSpec mspec{spec.model,  spec.inference, spec.posterior,    size_t(spec.depth),
+                          spec.kernel, width,          size_t(p.inducing)};
+  const auto model = models::make_model(mspec, split.X_train, split.y_train, init);
+  spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
+               split.X_train.n_rows, split.X_test.n_rows, model->describe());
+
+  training::TrainOptions topt;
+  topt.steps = size_t(p.steps);
+  std::vector<std::pair<uint64_t, double>> drops;
+  for (size_t i = 1; i < p.lr_schedule.size(); ++i)
+    drops.emplace_back(uint64_t(p.lr_schedule[i].step), p.lr_schedule[i].lr);
+  topt.lr = training::LrSchedule::steps(p.lr_schedule.front().lr, drops);
+  topt.kl = training::KlAnnealing(uint64_t(p.kl_anneal));
+  topt.samples = size_t(p.train_samples);
+  topt.batch = size_t(p.batch);
+  topt.log_every = size_t(std::max(0L, vm["log-every"].as<long>()));
+  topt.checkpoint_every = size_t(std::max(0L, vm["checkpoint-every"].as<long>()));
+  topt.checkpoint_path = out / "checkpoint.bin";
+  training::install_signal_handlers();
+  auto progress = [](const training::StepInfo& s, const training::TrainOptions& o) {
+    if (o.log_every == 0 || (s.step % o.log_every != 0 && s.step != o.steps)) return;
+    const double rate = s.seconds > 0 ? double(s.step) / s.seconds : 0.0;
+    spdlog::info(
+        "step {}/{}  elbo {:.4f} (avg {:.4f})  E[log p] {:.4f}  KL {:.4f} (w {:.2f})  "
+        "lr {:.0e}  {:.1f} steps/s  ETA {}",
+        s.step, o.steps, s.elbo, s.elbo_avg, s.expected_loglik, s.kl, s.kl_weight, s.lr, rate,
+        fmt_duration(rate > 0 ? double(o.steps - s.step) / rate : -1));
+  };
+  training::TrainReport tr;
+  try {
+    tr = training::train(*model, split.X_train, split.y_train, topt, run, progress);
+  } catch (const training::Interrupted& e) {
+    std::cerr << "dkp run: " << e.what() << "\n";
+    return 130;
+  }
+
+  // Evaluation in the papers' conventions.
+  const auto t_pred = std::chrono::steady_clock::now();
+  random::Stream pred_rng = run.child("predict", 0);
+  const models::Predictive pred =
+      model->predict(tr.params, split.X_test, size_t(p.test_samples), pred_rng);
+  const eval::RegressionMetrics m =
+      eval::regression_metrics(pred.mean, pred.var, split.y_test, split.y_std);
+  const double predict_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_pred).count();
+  random::Stream elbo_rng = run.child("final-elbo", 0);
+  const double elbo = training::estimate_elbo(*model, tr.params, split.X_train, split.y_train,
+                                              size_t(p.train_samples), elbo_rng);
+
+  if (vm.count("predictions")) {
+    std::string csv = "index,y,mean,variance,log_density\n";
+    const arma::vec mean = split.y_to_original(m.pred_mean);
+    const arma::vec var = m.pred_var * split.y_std * split.y_std;
+    const arma::vec y = split.y_to_original(split.y_test);
+    for (arma::uword i = 0; i < y.n_elem; ++i)
+      csv += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g}\n", i, y[i], mean[i], var[i],
+                         m.point_ll[i]);
+    util::write_file_atomic(vm["predictions"].as<std::string>(), csv);
+  }
+  util::Json result = util::Json::object();
+  result.set("config_hash", hash)
+      .set("dataset", spec.dataset)
+      .set("split", spec.split)
+      .set("model", spec.model)
+      .set("inference", spec.inference)
+      .set("posterior", spec.posterior)
+      .set("depth", spec.depth)
+      .set("kernel", spec.kernel)
+      .set("width", (unsigned long)width)
+      .set("inducing", (long)p.inducing)
+      .set("steps", (long)p.steps)
+      .set("seed", (unsigned long long)p.seed)
+      .set("elbo", elbo)
+      .set("test_ll", m.test_ll)
+      .set("test_rmse", m.test_rmse)
+      .set("train_s", tr.train_seconds)
+      .set("step_s", tr.seconds_per_step)
+      .set("predict_s", predict_s)
+      .set("resumed_from_step", (unsigned long)tr.resumed_from)
+      .set("git_sha", git_sha())
+      .set("finished", now_iso());
+  util::write_file_atomic(result_path, result.dump());
+  spdlog::info(
+      "{} split {} {}: elbo {:.4f}  test_ll {:.4f}  test_rmse {:.4f}  ({} train, {} "
+      "predict)",
+      spec.dataset, spec.split, spec.model, elbo, m.test_ll, m.test_rmse,
+      fmt_duration(tr.train_seconds), fmt_duration(predict_s));
+  std::cout << result.dump(0) << "\n";
+  return kExitOk;
+}
+
+}  // namespace dkp::cli

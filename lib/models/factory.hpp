@@ -1,0 +1,26 @@
+// Builds a model from its name and options (the `dkp run --model ...` names).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "models/model.hpp"
+
+namespace dkp::models {
+
+struct ModelSpec {
+  std::string model;      ///< sgp | dgp | nngp | diwp | dwp
+  std::string inference;  ///< dgp: dsvi | global-inducing
+  std::string posterior;  ///< dwp: gw | agw | abgw
+  size_t depth = 2;
+  std::string kernel = "se";
+  size_t width = 0;  ///< 0: number of input features
+  size_t inducing = 100;
+};
+
+/// Builds and initialises the model from the standardised training data. Models that have not
+/// landed yet throw dkp::NotImplementedError naming the issue that brings them.
+std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
+                                  const arma::vec& y_train, random::Stream& init);
+
+}  // namespace dkp::models

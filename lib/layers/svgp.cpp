@@ -49,13 +49,14 @@ void check_int_range(arma::uword a, arma::uword b, const char* op) {
 
 // B <- op(L) B for a lower-triangular M x M block L stored with leading dimension M.
 void trmm_lower(const double* L, arma::uword m, arma::mat& B, bool trans) {
-  cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans,
-              CblasNonUnit, int(m), int(B.n_cols), 1.0, L, int(m), B.memptr(), int(m));
+  cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
+              int(m), int(B.n_cols), 1.0, L, int(m), B.memptr(), int(m));
 }
 
 }  // namespace
 
-// ---- ops ------------------------------------------------------------------------------------------
+// ---- ops
+// ------------------------------------------------------------------------------------------
 
 Var positive(const Var& u) {
   arma::mat v = u.val();
@@ -71,9 +72,9 @@ Var positive(const Var& u) {
 
 double positive_inverse(double c) {
   if (!(c > kPositiveLower) || !std::isfinite(c)) {
-    throw ConfigError(fmt::format(
-        "positive parameter value {} is not above the lower bound {} (GPflow Log1pe)", c,
-        kPositiveLower));
+    throw ConfigError(
+        fmt::format("positive parameter value {} is not above the lower bound {} (GPflow Log1pe)",
+                    c, kPositiveLower));
   }
   return softplus_inverse(c - kPositiveLower);
 }
@@ -134,9 +135,10 @@ arma::mat pack_lower(const arma::mat& factors, DiagTransform t) {
     for (arma::uword j = 0; j < m; ++j) {
       const double* col = factors.colptr(d * m + j);
       if (!(col[j] > 0.0)) {
-        throw Error(fmt::format("layers::pack_lower: diagonal entry {} of factor {} is {} (must "
-                                "be positive)",
-                                j, d, col[j]));
+        throw Error(
+            fmt::format("layers::pack_lower: diagonal entry {} of factor {} is {} (must "
+                        "be positive)",
+                        j, d, col[j]));
       }
       *dst++ = diag_inverse(t, col[j]);
       for (arma::uword i = j + 1; i < m; ++i) *dst++ = col[i];
@@ -155,16 +157,16 @@ Var sum_log_diag_blocks(const Var& factors) {
   double s = 0.0;
   for (arma::uword d = 0; d < D; ++d)
     for (arma::uword i = 0; i < m; ++i) s += std::log(factors.val().at(i, d * m + i));
-  return factors.tape().record(
-      arma::mat(1, 1, arma::fill::value(s)), {factors}, [factors, m, D](Node* out) {
-        return [factors, m, D, out] {
-          arma::mat& g = factors.node()->adj_ref();
-          const double a = out->adj[0];
-          for (arma::uword d = 0; d < D; ++d)
-            for (arma::uword i = 0; i < m; ++i)
-              g.at(i, d * m + i) += a / factors.val().at(i, d * m + i);
-        };
-      });
+  return factors.tape().record(arma::mat(1, 1, arma::fill::value(s)), {factors},
+                               [factors, m, D](Node* out) {
+                                 return [factors, m, D, out] {
+                                   arma::mat& g = factors.node()->adj_ref();
+                                   const double a = out->adj[0];
+                                   for (arma::uword d = 0; d < D; ++d)
+                                     for (arma::uword i = 0; i < m; ++i)
+                                       g.at(i, d * m + i) += a / factors.val().at(i, d * m + i);
+                                 };
+                               });
 }
 
 Var marginal_var_delta(const Var& A, const Var& Aq, const Var& factors) {
@@ -223,20 +225,24 @@ Var marginal_var_delta(const Var& A, const Var& Aq, const Var& factors) {
 
 Var gaussian_expected_loglik(const Var& mean, const Var& var, const arma::vec& y,
                              const Var& noise_var) {
-  if (mean.val().n_elem != y.n_elem || var.val().n_elem != y.n_elem || noise_var.val().n_elem != 1) {
-    throw Error(fmt::format("layers::gaussian_expected_loglik: mean {}x{}, var {}x{}, {} targets, "
-                            "noise {}x{}",
-                            mean.n_rows(), mean.n_cols(), var.n_rows(), var.n_cols(), y.n_elem,
-                            noise_var.n_rows(), noise_var.n_cols()));
+  if (mean.val().n_elem != y.n_elem || var.val().n_elem != y.n_elem ||
+      noise_var.val().n_elem != 1) {
+    throw Error(
+        fmt::format("layers::gaussian_expected_loglik: mean {}x{}, var {}x{}, {} targets, "
+                    "noise {}x{}",
+                    mean.n_rows(), mean.n_cols(), var.n_rows(), var.n_cols(), y.n_elem,
+                    noise_var.n_rows(), noise_var.n_cols()));
   }
   ad::Tape& tape = mean.tape();
   const Var yc = tape.constant(arma::mat(y));
   const Var t = ad::mean(ad::add(ad::square(ad::sub(mean, yc)), var));
-  const Var r = ad::add(ad::scale(ad::log(noise_var), -0.5), ad::scale(ad::div(t, noise_var), -0.5));
+  const Var r =
+      ad::add(ad::scale(ad::log(noise_var), -0.5), ad::scale(ad::div(t, noise_var), -0.5));
   return ad::add_scalar(r, -0.5 * std::log(2.0 * arma::datum::pi));
 }
 
-// ---- kernel of plain values -----------------------------------------------------------------------
+// ---- kernel of plain values
+// -----------------------------------------------------------------------
 
 arma::mat se_kernel(const arma::mat& X, const arma::mat& Z, const arma::rowvec& ell,
                     double variance) {
@@ -251,10 +257,11 @@ arma::mat se_kernel(const arma::mat& X, const arma::mat& Z, const arma::rowvec& 
   return variance * arma::exp(-0.5 * D);
 }
 
-// ---- the layer ------------------------------------------------------------------------------------
+// ---- the layer
+// ------------------------------------------------------------------------------------
 
-SvgpLayer::SvgpLayer(std::string prefix, const arma::mat& Z, SvgpConfig config,
-                     MeanFunction mean, arma::mat W)
+SvgpLayer::SvgpLayer(std::string prefix, const arma::mat& Z, SvgpConfig config, MeanFunction mean,
+                     arma::mat W)
     : prefix_(std::move(prefix)), Z0_(Z), cfg_(config), mean_(mean), W_(std::move(W)) {
   if (Z0_.n_rows == 0 || Z0_.n_cols == 0) {
     throw ConfigError(fmt::format("SVGP layer '{}': empty inducing inputs ({}x{})", prefix_,
@@ -264,9 +271,10 @@ SvgpLayer::SvgpLayer(std::string prefix, const arma::mat& Z, SvgpConfig config,
     throw ConfigError(fmt::format("SVGP layer '{}': no outputs", prefix_));
   }
   if (mean_ == MeanFunction::kIdentity && cfg_.num_outputs != Z0_.n_cols) {
-    throw ConfigError(fmt::format("SVGP layer '{}': identity mean function needs D_in = D_out "
-                                  "(got {} and {})",
-                                  prefix_, Z0_.n_cols, cfg_.num_outputs));
+    throw ConfigError(
+        fmt::format("SVGP layer '{}': identity mean function needs D_in = D_out "
+                    "(got {} and {})",
+                    prefix_, Z0_.n_cols, cfg_.num_outputs));
   }
   if (mean_ == MeanFunction::kLinear &&
       (W_.n_rows != Z0_.n_cols || W_.n_cols != cfg_.num_outputs)) {
@@ -274,9 +282,10 @@ SvgpLayer::SvgpLayer(std::string prefix, const arma::mat& Z, SvgpConfig config,
                                   W_.n_rows, W_.n_cols, Z0_.n_cols, cfg_.num_outputs));
   }
   if (!(cfg_.q_sqrt_scale > 0.0) || !(cfg_.jitter >= 0.0) || !(cfg_.white_variance >= 0.0)) {
-    throw ConfigError(fmt::format("SVGP layer '{}': q_sqrt scale {}, jitter {} and White "
-                                  "variance {} must be positive / non-negative",
-                                  prefix_, cfg_.q_sqrt_scale, cfg_.jitter, cfg_.white_variance));
+    throw ConfigError(
+        fmt::format("SVGP layer '{}': q_sqrt scale {}, jitter {} and White "
+                    "variance {} must be positive / non-negative",
+                    prefix_, cfg_.q_sqrt_scale, cfg_.jitter, cfg_.white_variance));
   }
 }
 
@@ -286,7 +295,8 @@ void SvgpLayer::add_initial_parameters(models::ParamMap& params) const {
   const arma::uword nell = cfg_.ard ? Din : 1;
   params[name("kern.lengthscales")] =
       arma::mat(1, nell, arma::fill::value(positive_inverse(cfg_.lengthscale)));
-  params[name("kern.variance")] = arma::mat(1, 1, arma::fill::value(positive_inverse(cfg_.variance)));
+  params[name("kern.variance")] =
+      arma::mat(1, 1, arma::fill::value(positive_inverse(cfg_.variance)));
   if (cfg_.white_variance > 0.0 && cfg_.learn_white) {
     params[name("kern.white")] =
         arma::mat(1, 1, arma::fill::value(positive_inverse(cfg_.white_variance)));
@@ -297,8 +307,8 @@ void SvgpLayer::add_initial_parameters(models::ParamMap& params) const {
     L0 = arma::eye(M, M);
   } else {
     // 2018 code: q_sqrt = chol(K_uu + jitter I) for every output (the prior).
-    arma::mat K = se_kernel(Z0_, Z0_, arma::rowvec(nell, arma::fill::value(cfg_.lengthscale)),
-                            cfg_.variance);
+    arma::mat K =
+        se_kernel(Z0_, Z0_, arma::rowvec(nell, arma::fill::value(cfg_.lengthscale)), cfg_.variance);
     K.diag() += cfg_.white_variance + cfg_.jitter;
     L0 = linalg::chol(K, "SVGP initial q_sqrt (prior K_uu)");
   }

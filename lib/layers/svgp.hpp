@@ -137,13 +137,13 @@ class SvgpLayer {
   /// Quantities computed once per ELBO/prediction evaluation: the Cholesky factor of K_uu, the
   /// unpacked q_sqrt factors and the constrained kernel parameters.
   struct State {
-    Var Z, Zs;        ///< inducing inputs, and scaled by the lengthscales
-    Var log_ell;      ///< log lengthscales (1 x D_in or 1 x 1)
-    Var kvar;         ///< kernel variance (1 x 1)
-    Var kdiag;        ///< k(x, x) = variance (+ White variance), 1 x 1
-    Var LK;           ///< lower Cholesky factor of K_uu (M x M)
-    Var q_mu;         ///< M x D_out
-    Var factors;      ///< M x (M D_out)
+    Var Z, Zs;    ///< inducing inputs, and scaled by the lengthscales
+    Var log_ell;  ///< log lengthscales (1 x D_in or 1 x 1)
+    Var kvar;     ///< kernel variance (1 x 1)
+    Var kdiag;    ///< k(x, x) = variance (+ White variance), 1 x 1
+    Var LK;       ///< lower Cholesky factor of K_uu (M x M)
+    Var q_mu;     ///< M x D_out
+    Var factors;  ///< M x (M D_out)
   };
   State prepare(const models::VarMap& params) const;
 

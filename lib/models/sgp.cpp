@@ -1,0 +1,101 @@
+#include "models/sgp.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "autodiff/ops.hpp"
+#include "models/kmeans.hpp"
+#include "util/error.hpp"
+
+namespace dkp::models {
+
+namespace ad = dkp::autodiff;
+using autodiff::Var;
+
+layers::SvgpConfig sgp_layer_config(const SgpConfig& c) {
+  layers::SvgpConfig l;
+  l.num_outputs = 1;
+  l.whiten = c.whiten;
+  l.ard = c.ard;
+  l.q_diag = c.q_diag;
+  l.q_sqrt_scale = 1.0;
+  l.lengthscale = c.lengthscale;
+  l.variance = c.variance;
+  l.white_variance = 0.0;  // the output layer has no White kernel (notes 5b)
+  l.jitter = c.jitter;
+  return l;
+}
+
+namespace {
+
+arma::mat initial_inducing(const arma::mat& X, const SgpConfig& c, random::Stream& init) {
+  if (c.num_inducing == 0) throw ConfigError("SGP: 0 inducing points requested");
+  if (X.n_rows == 0 || X.n_cols == 0) throw ConfigError("SGP: empty training inputs");
+  KMeansResult km = kmeans(X, c.num_inducing, init, c.kmeans_iterations);
+  if (km.centres.n_rows < c.num_inducing) {
+    spdlog::warn(
+        "SGP: {} inducing points requested but the training inputs have only {} distinct rows; "
+        "using those rows as inducing inputs (M = {})",
+        c.num_inducing, km.centres.n_rows, km.centres.n_rows);
+  }
+  return km.centres;
+}
+
+}  // namespace
+
+SgpModel::SgpModel(const arma::mat& X_train, const SgpConfig& config, random::Stream& init)
+    : SgpModel(initial_inducing(X_train, config, init), config) {}
+
+SgpModel::SgpModel(const arma::mat& Z, const SgpConfig& config)
+    : cfg_(config), layer_("layer0", Z, sgp_layer_config(config)) {
+  layer_.add_initial_parameters(initial_);
+  initial_["likelihood.variance"] =
+      arma::mat(1, 1, arma::fill::value(layers::positive_inverse(cfg_.noise_variance)));
+}
+
+std::string SgpModel::describe() const {
+  return fmt::format("SGP: SVGP, M={} inducing, SE kernel ({}), {}, Gaussian likelihood",
+                     layer_.num_inducing(), cfg_.ard ? "ARD" : "one lengthscale",
+                     cfg_.whiten ? "whitened" : "not whitened");
+}
+
+ElboEstimate SgpModel::elbo(const VarMap& params, const arma::mat& X, const arma::vec& y,
+                            double n_train, size_t /*samples*/, double kl_weight,
+                            random::Stream& /*rng*/) const {
+  if (X.n_rows != y.n_elem) {
+    throw Error(fmt::format("SGP elbo: {} inputs and {} targets", X.n_rows, y.n_elem));
+  }
+  const Var noise = layers::positive(get(params, "likelihood.variance"));
+  ad::Tape& tape = noise.tape();
+  const layers::SvgpLayer::State s = layer_.prepare(params);
+  const layers::Marginals f = layer_.marginals(s, tape.constant(X));
+  const Var ell = layers::gaussian_expected_loglik(f.mean, f.var, y, noise);
+  const Var kl = ad::scale(layer_.kl(s), 1.0 / n_train);
+  ElboEstimate e;
+  e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
+  e.expected_loglik = ell.scalar();
+  e.kl = kl.scalar();
+  return e;
+}
+
+Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,
+                             random::Stream& /*rng*/) const {
+  const size_t S = std::max<size_t>(samples, 1);
+  Predictive p;
+  p.mean.set_size(X.n_rows, S);
+  p.var.set_size(X.n_rows, S);
+  const arma::uword chunk = std::max<size_t>(cfg_.predict_chunk, 1);
+  for (arma::uword s0 = 0; s0 < X.n_rows; s0 += chunk) {
+    const arma::uword s1 = std::min<arma::uword>(X.n_rows, s0 + chunk) - 1;
+    ad::Tape tape;
+    const VarMap vars = to_vars(tape, params, false);
+    const double noise = layers::positive(get(vars, "likelihood.variance")).scalar();
+    const layers::SvgpLayer::State st = layer_.prepare(vars);
+    const layers::Marginals f = layer_.marginals(st, tape.constant(X.rows(s0, s1)));
+    p.mean.rows(s0, s1).each_col() = f.mean.val().col(0);
+    p.var.rows(s0, s1).each_col() = f.var.val().col(0) + noise;
+  }
+  return p;
+}
+
+}  // namespace dkp::models

@@ -43,10 +43,10 @@ arma::mat initial_inducing(const arma::mat& X, const SgpConfig& c, random::Strea
 
 }  // namespace
 
-SgpModel::SgpModel(const arma::mat& X_train, const SgpConfig& config, random::Stream& init)
-    : SgpModel(initial_inducing(X_train, config, init), config) {}
+SgpModel::SgpModel(const SgpConfig& config, const arma::mat& X_train, random::Stream& init)
+    : SgpModel(config, initial_inducing(X_train, config, init)) {}
 
-SgpModel::SgpModel(const arma::mat& Z, const SgpConfig& config)
+SgpModel::SgpModel(const SgpConfig& config, const arma::mat& Z)
     : cfg_(config), layer_("layer0", Z, sgp_layer_config(config)) {
   layer_.add_initial_parameters(initial_);
   initial_["likelihood.variance"] =

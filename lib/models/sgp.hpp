@@ -38,9 +38,9 @@ class SgpModel : public Model {
   /// Initialises Z by k-means on X_train (models/kmeans.hpp) with `init`. When M is at least the
   /// number of distinct training inputs, Z is those inputs (M reduced, with a warning).
   /// @throws dkp::ConfigError for M = 0 or an empty X
-  SgpModel(const arma::mat& X_train, const SgpConfig& config, random::Stream& init);
+  SgpModel(const SgpConfig& config, const arma::mat& X_train, random::Stream& init);
   /// With given inducing inputs (M = Z.n_rows; used by tests).
-  SgpModel(const arma::mat& Z, const SgpConfig& config);
+  SgpModel(const SgpConfig& config, const arma::mat& Z);
 
   std::string describe() const override;
   const ParamMap& initial_parameters() const override { return initial_; }

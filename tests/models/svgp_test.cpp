@@ -203,7 +203,7 @@ TEST_CASE("SGP ELBO gradient w.r.t. every parameter (whitened / not, ARD / not, 
     cfg.whiten = c.whiten;
     cfg.ard = c.ard;
     cfg.q_diag = c.diag;
-    const models::SgpModel model(Z, cfg);
+    const models::SgpModel model(cfg, Z);
     const auto& p0 = model.initial_parameters();
     CHECK(p0.size() == 6);
     CHECK(p0.at("layer0.kern.lengthscales").n_cols == (c.ard ? 2u : 1u));
@@ -216,7 +216,7 @@ TEST_CASE("SGP initial parameters follow the documented defaults") {
   const arma::mat X = rnd::normal_matrix(init, 40, 3);
   models::SgpConfig cfg;
   cfg.num_inducing = 10;
-  const models::SgpModel model(X, cfg, init);
+  const models::SgpModel model(cfg, X, init);
   const auto& p = model.initial_parameters();
   Tape tape;
   auto constrained = [&](const char* n) { return layers::positive(tape.constant(p.at(n))).val(); };
@@ -276,7 +276,7 @@ TEST_CASE("SGP with M = N inducing points at the inputs and the optimal q(u) is 
     models::SgpConfig cfg;
     cfg.whiten = whiten;
     cfg.jitter = 0.0;  // Q_ff = K_ff exactly
-    const models::SgpModel model(X, cfg);
+    const models::SgpModel model(cfg, X);
     models::ParamMap p = model.initial_parameters();
     p["layer0.kern.lengthscales"] = layers::positive_inverse(arma::mat(ell));
     p["layer0.kern.variance"] = arma::mat(1, 1, arma::fill::value(layers::positive_inverse(kvar)));
@@ -330,7 +330,7 @@ TEST_CASE("SGP ELBO ignores the number of samples and is finite at initialisatio
   models::SgpConfig cfg;
   cfg.num_inducing = 8;
   rnd::Stream init(5);
-  const models::SgpModel model(X, cfg, init);
+  const models::SgpModel model(cfg, X, init);
   Tape tape;
   const auto vars = models::to_vars(tape, model.initial_parameters(), false);
   rnd::Stream r1(1), r2(2);
@@ -390,6 +390,6 @@ TEST_CASE("SGP with more inducing points than distinct inputs uses the inputs") 
   models::SgpConfig cfg;
   cfg.num_inducing = 500;
   rnd::Stream init(3);
-  const models::SgpModel model(X, cfg, init);
+  const models::SgpModel model(cfg, X, init);
   CHECK(model.layer().num_inducing() == 20);
 }

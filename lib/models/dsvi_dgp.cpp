@@ -1,0 +1,194 @@
+#include "models/dsvi_dgp.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "autodiff/ops.hpp"
+#include "models/kmeans.hpp"
+#include "util/error.hpp"
+
+namespace dkp::models {
+
+namespace ad = dkp::autodiff;
+using autodiff::Var;
+
+std::vector<arma::uword> dsvi_widths(arma::uword input_dim, const DsviConfig& c) {
+  if (c.depth == 0) throw ConfigError("DSVI DGP: depth must be at least 1");
+  if (input_dim == 0) throw ConfigError("DSVI DGP: no input features");
+  const arma::uword hidden =
+      c.hidden_width > 0 ? arma::uword(c.hidden_width) : std::min<arma::uword>(30, input_dim);
+  std::vector<arma::uword> w{input_dim};
+  for (size_t l = 0; l + 1 < c.depth; ++l) w.push_back(hidden);
+  w.push_back(1);
+  return w;
+}
+
+namespace {
+
+arma::mat initial_inducing(const arma::mat& X, const DsviConfig& c, random::Stream& init) {
+  if (c.num_inducing == 0) throw ConfigError("DSVI DGP: 0 inducing points requested");
+  if (X.n_rows == 0 || X.n_cols == 0) throw ConfigError("DSVI DGP: empty training inputs");
+  KMeansResult km = kmeans(X, c.num_inducing, init, c.kmeans_iterations);
+  if (km.centres.n_rows < c.num_inducing) {
+    spdlog::warn(
+        "DSVI DGP: {} inducing points requested but the training inputs have only {} distinct "
+        "rows; using those rows as inducing inputs (M = {})",
+        c.num_inducing, km.centres.n_rows, km.centres.n_rows);
+  }
+  return km.centres;
+}
+
+}  // namespace
+
+DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, random::Stream& init)
+    : DsviDgp(config, X_train, initial_inducing(X_train, config, init)) {}
+
+DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, const arma::mat& Z)
+    : cfg_(config), widths_(dsvi_widths(X_train.n_cols, config)) {
+  if (Z.n_cols != X_train.n_cols || Z.n_rows == 0) {
+    throw ConfigError(fmt::format("DSVI DGP: inducing inputs {}x{} for {} input features", Z.n_rows,
+                                  Z.n_cols, X_train.n_cols));
+  }
+  // report eq. 3.12; notes 5b (init_layers_linear).
+  arma::mat X_running = X_train, Z_running = Z;
+  const size_t L = cfg_.depth;
+  for (size_t l = 0; l + 1 < L; ++l) {
+    const arma::uword din = widths_[l], dout = widths_[l + 1];
+    layers::SvgpConfig lc;
+    lc.num_outputs = dout;
+    lc.whiten = cfg_.whiten;
+    lc.ard = cfg_.ard;
+    lc.q_diag = cfg_.q_diag;
+    lc.q_sqrt_scale = cfg_.inner_q_sqrt_scale;
+    lc.lengthscale = cfg_.lengthscale;
+    lc.variance = cfg_.variance;
+    lc.white_variance = cfg_.white_variance;
+    lc.learn_white = cfg_.learn_white;
+    lc.jitter = cfg_.jitter;
+    const std::string prefix = fmt::format("layer{}", l);
+    if (din == dout) {
+      layers_.emplace_back(prefix, Z_running, lc, layers::MeanFunction::kIdentity);
+      continue;
+    }
+    arma::mat W;
+    if (din > dout) {
+      // First D_out right-singular vectors of the uncentred running inputs.
+      arma::mat U, V;
+      arma::vec s;
+      if (!arma::svd_econ(U, s, V, X_running, "right")) {
+        throw Error(fmt::format("DSVI DGP: SVD of the {}x{} running inputs failed (layer {})",
+                                X_running.n_rows, X_running.n_cols, l));
+      }
+      W = V.cols(0, dout - 1);
+    } else {
+      W = arma::eye(din, dout);  // [I, 0]
+    }
+    layers_.emplace_back(prefix, Z_running, lc, layers::MeanFunction::kLinear, W);
+    Z_running = Z_running * W;
+    X_running = X_running * W;
+  }
+  layers::SvgpConfig out;
+  out.num_outputs = 1;
+  out.whiten = cfg_.whiten;
+  out.ard = cfg_.ard;
+  out.q_diag = cfg_.q_diag;
+  out.q_sqrt_scale = 1.0;
+  out.lengthscale = cfg_.lengthscale;
+  out.variance = cfg_.variance;
+  out.white_variance = 0.0;  // White only on inner layers (notes 5b)
+  out.jitter = cfg_.jitter;
+  layers_.emplace_back(fmt::format("layer{}", L - 1), Z_running, out, layers::MeanFunction::kZero);
+
+  for (const auto& layer : layers_) layer.add_initial_parameters(initial_);
+  initial_["likelihood.variance"] =
+      arma::mat(1, 1, arma::fill::value(layers::positive_inverse(cfg_.noise_variance)));
+}
+
+std::string DsviDgp::describe() const {
+  std::string w;
+  for (size_t i = 0; i < widths_.size(); ++i) {
+    if (i > 0) w += '-';
+    w += fmt::format("{}", widths_[i]);
+  }
+  return fmt::format(
+      "DSVI DGP: depth {}, widths {}, M={} inducing per layer, SE kernel ({}), {}, White {:g} on "
+      "inner layers, Gaussian likelihood",
+      cfg_.depth, w, layers_.front().num_inducing(), cfg_.ard ? "ARD" : "one lengthscale",
+      cfg_.whiten ? "whitened" : "not whitened", cfg_.depth > 1 ? cfg_.white_variance : 0.0);
+}
+
+layers::Marginals DsviDgp::propagate(const std::vector<layers::SvgpLayer::State>& states,
+                                     const arma::mat& X, size_t s0, size_t S,
+                                     random::Stream& rng) const {
+  const arma::uword n = X.n_rows;
+  const size_t L = layers_.size();
+  // eps^l for every inner layer: S n x D_l, sample s's rows from its own child stream.
+  std::vector<arma::mat> eps(L - 1);
+  for (size_t l = 0; l + 1 < L; ++l) eps[l].set_size(S * n, layers_[l].output_dim());
+  for (size_t s = 0; s < S; ++s) {
+    random::Stream cs = rng.child("dsvi-sample", s0 + s);
+    for (size_t l = 0; l + 1 < L; ++l) {
+      eps[l].rows(s * n, s * n + n - 1) = random::normal_matrix(cs, n, layers_[l].output_dim());
+    }
+  }
+  ad::Tape& tape = states.front().Z.tape();
+  Var F = tape.constant(arma::repmat(X, S, 1));
+  for (size_t l = 0;; ++l) {
+    const layers::Marginals m = layers_[l].marginals(states[l], F);
+    if (l + 1 == L) return m;
+    // report eq. 3.10, with GPflow's sampling jitter
+    F = ad::add(m.mean, ad::mul(ad::sqrt(ad::add_scalar(m.var, cfg_.jitter)),
+                                tape.constant(std::move(eps[l]))));
+  }
+}
+
+ElboEstimate DsviDgp::elbo(const VarMap& params, const arma::mat& X, const arma::vec& y,
+                           double n_train, size_t samples, double kl_weight,
+                           random::Stream& rng) const {
+  if (X.n_rows != y.n_elem || X.n_rows == 0) {
+    throw Error(fmt::format("DSVI elbo: {} inputs and {} targets", X.n_rows, y.n_elem));
+  }
+  const size_t S = std::max<size_t>(samples, 1);
+  std::vector<layers::SvgpLayer::State> states;
+  states.reserve(layers_.size());
+  for (const auto& layer : layers_) states.push_back(layer.prepare(params));
+  const Var noise = layers::positive(get(params, "likelihood.variance"));
+  const layers::Marginals f = propagate(states, X, 0, S, rng);
+  const Var ell =
+      layers::gaussian_expected_loglik(f.mean, f.var, arma::vec(arma::repmat(y, S, 1)), noise);
+  Var kl = layers_[0].kl(states[0]);
+  for (size_t l = 1; l < layers_.size(); ++l) kl = ad::add(kl, layers_[l].kl(states[l]));
+  kl = ad::scale(kl, 1.0 / n_train);
+  ElboEstimate e;
+  e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
+  e.expected_loglik = ell.scalar();
+  e.kl = kl.scalar();
+  return e;
+}
+
+Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
+                            random::Stream& rng) const {
+  const size_t S = std::max<size_t>(samples, 1);
+  const arma::uword n = X.n_rows;
+  Predictive p;
+  p.mean.set_size(n, S);
+  p.var.set_size(n, S);
+  if (n == 0) return p;
+  const size_t block = std::max<size_t>(1, cfg_.predict_max_rows / n);
+  for (size_t s0 = 0; s0 < S; s0 += block) {
+    const size_t sb = std::min(block, S - s0);
+    ad::Tape tape;
+    const VarMap vars = to_vars(tape, params, false);
+    std::vector<layers::SvgpLayer::State> states;
+    for (const auto& layer : layers_) states.push_back(layer.prepare(vars));
+    const double noise = layers::positive(get(vars, "likelihood.variance")).scalar();
+    const layers::Marginals f = propagate(states, X, s0, sb, rng);
+    p.mean.cols(s0, s0 + sb - 1) = arma::reshape(f.mean.val(), n, sb);
+    p.var.cols(s0, s0 + sb - 1) = arma::reshape(f.var.val(), n, sb) + noise;
+  }
+  return p;
+}
+
+}  // namespace dkp::models

@@ -1,0 +1,275 @@
+// DSVI deep GP: gradient checks of the ELBO w.r.t. every parameter at a fixed noise draw (identity,
+// SVD-projection and zero-padding mean functions; whitened and not), the initialisation protocol
+// (widths, mean functions, propagated Z, inner q_sqrt), depth 1 = SGP, seeded determinism of the
+// ELBO and predictions, and a short training run.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "autodiff/gradcheck.hpp"
+#include "autodiff/ops.hpp"
+#include "layers/svgp.hpp"
+#include "models/dsvi_dgp.hpp"
+#include "models/sgp.hpp"
+#include "random/stream.hpp"
+#include "test_support.hpp"
+#include "training/trainer.hpp"
+#include "util/error.hpp"
+
+namespace ad = dkp::autodiff;
+namespace layers = dkp::layers;
+namespace models = dkp::models;
+namespace rnd = dkp::random;
+using ad::Tape;
+using ad::Var;
+
+namespace {
+
+struct Data {
+  arma::mat X;
+  arma::vec y;
+};
+
+Data toy(arma::uword n, arma::uword d, uint64_t salt) {
+  rnd::Stream s(dkp::test::seed() + salt);
+  Data t;
+  t.X = rnd::normal_matrix(s, n, d);
+  t.y = arma::sin(2.0 * t.X.col(0)) + 0.1 * arma::vec(rnd::normal_matrix(s, n, 1));
+  return t;
+}
+
+double elbo_value(const models::Model& m, const models::ParamMap& p, const Data& d, size_t S,
+                  uint64_t seed) {
+  Tape tape;
+  const auto vars = models::to_vars(tape, p, false);
+  rnd::Stream rng(seed);
+  return m.elbo(vars, d.X, d.y, double(d.X.n_rows), S, 1.0, rng).elbo.scalar();
+}
+
+}  // namespace
+
+TEST_CASE("DSVI widths: min(30, D) hidden, one output; depth counts the output layer") {
+  models::DsviConfig c;
+  c.depth = 3;
+  CHECK(models::dsvi_widths(13, c) == std::vector<arma::uword>{13, 13, 13, 1});
+  c.depth = 2;
+  CHECK(models::dsvi_widths(90, c) == std::vector<arma::uword>{90, 30, 1});
+  c.depth = 1;
+  CHECK(models::dsvi_widths(8, c) == std::vector<arma::uword>{8, 1});
+  c.depth = 2;
+  c.hidden_width = 4;
+  CHECK(models::dsvi_widths(8, c) == std::vector<arma::uword>{8, 4, 1});
+  c.depth = 0;
+  CHECK_THROWS_AS(models::dsvi_widths(8, c), dkp::ConfigError);
+}
+
+TEST_CASE("DSVI initialisation: mean functions (eq. 3.12), propagated Z, inner q_sqrt 1e-5") {
+  const Data d = toy(40, 5, 1);
+  rnd::Stream init(dkp::test::seed() + 2);
+  SUBCASE("identity when D_in = D_out") {
+    models::DsviConfig c;
+    c.depth = 3;
+    c.num_inducing = 6;
+    const models::DsviDgp m(c, d.X, init);
+    REQUIRE(m.layers().size() == 3);
+    CHECK(m.layers()[0].mean_function() == layers::MeanFunction::kIdentity);
+    CHECK(m.layers()[1].mean_function() == layers::MeanFunction::kIdentity);
+    CHECK(m.layers()[2].mean_function() == layers::MeanFunction::kZero);
+    const auto& p = m.initial_parameters();
+    // The same k-means Z at every layer (identity maps).
+    CHECK(arma::approx_equal(p.at("layer0.Z"), p.at("layer2.Z"), "absdiff", 0.0));
+    // Inner q_sqrt = 1e-5 I, output layer I; White 1e-5 on inner layers only.
+    Tape tape;
+    const arma::mat L0 = layers::unpack_lower(tape.constant(p.at("layer0.q_sqrt")), 6,
+                                              layers::DiagTransform::kSoftplus)
+                             .val();
+    CHECK(arma::approx_equal(L0, 1e-5 * arma::repmat(arma::eye(6, 6), 1, 5), "absdiff", 1e-15));
+    const arma::mat L2 = layers::unpack_lower(tape.constant(p.at("layer2.q_sqrt")), 6,
+                                              layers::DiagTransform::kSoftplus)
+                             .val();
+    CHECK(arma::approx_equal(L2, arma::eye(6, 6), "absdiff", 1e-12));
+    CHECK(layers::positive(tape.constant(p.at("layer1.kern.white"))).scalar() ==
+          doctest::Approx(1e-5).epsilon(1e-9));
+    CHECK(p.count("layer2.kern.white") == 0);
+    CHECK(p.at("layer1.q_mu").n_cols == 5);
+    CHECK(p.at("layer2.q_mu").n_cols == 1);
+    CHECK(m.describe().find("widths 5-5-5-1") != std::string::npos);
+  }
+  SUBCASE("SVD projection of the uncentred inputs when D_in > D_out") {
+    models::DsviConfig c;
+    c.depth = 3;
+    c.num_inducing = 6;
+    c.hidden_width = 3;
+    const models::DsviDgp m(c, d.X, init);
+    REQUIRE(m.layers()[0].mean_function() == layers::MeanFunction::kLinear);
+    CHECK(m.layers()[1].mean_function() == layers::MeanFunction::kIdentity);
+    const arma::mat& W = m.layers()[0].mean_weights();
+    REQUIRE(W.n_rows == 5);
+    REQUIRE(W.n_cols == 3);
+    CHECK(arma::approx_equal(W.t() * W, arma::eye(3, 3), "absdiff", 1e-12));
+    // W spans the top-3 right-singular subspace of X (no centring).
+    arma::mat U, V;
+    arma::vec s;
+    REQUIRE(arma::svd(U, s, V, d.X));
+    const arma::mat P = V.cols(0, 2) * V.cols(0, 2).t();
+    CHECK(arma::approx_equal(W * W.t(), P, "absdiff", 1e-10));
+    const auto& p = m.initial_parameters();
+    CHECK(arma::approx_equal(p.at("layer1.Z"), p.at("layer0.Z") * W, "absdiff", 1e-14));
+    CHECK(arma::approx_equal(p.at("layer2.Z"), p.at("layer1.Z"), "absdiff", 0.0));
+  }
+  SUBCASE("zero padding [I, 0] when D_in < D_out") {
+    models::DsviConfig c;
+    c.depth = 2;
+    c.num_inducing = 6;
+    c.hidden_width = 7;
+    const models::DsviDgp m(c, d.X, init);
+    REQUIRE(m.layers()[0].mean_function() == layers::MeanFunction::kLinear);
+    CHECK(arma::approx_equal(m.layers()[0].mean_weights(), arma::eye(5, 7), "absdiff", 0.0));
+    const auto& p = m.initial_parameters();
+    CHECK(p.at("layer1.Z").n_cols == 7);
+    CHECK(arma::approx_equal(p.at("layer1.Z").cols(0, 4), p.at("layer0.Z"), "absdiff", 0.0));
+    CHECK(arma::accu(arma::abs(p.at("layer1.Z").cols(5, 6))) == 0.0);
+  }
+}
+
+TEST_CASE("DSVI ELBO gradient w.r.t. every parameter at a fixed noise draw") {
+  struct Case {
+    const char* what;
+    size_t depth, width, D;
+    bool whiten, ard, learn_white;
+    layers::DiagTransform diag;
+  };
+  const Case cases[] = {
+      {"identity, whitened, ARD", 2, 0, 3, true, true, true, layers::DiagTransform::kSoftplus},
+      {"projection + identity, not whitened, one lengthscale", 3, 2, 3, false, false, true,
+       layers::DiagTransform::kExp},
+      {"padding, whitened, fixed White", 2, 3, 2, true, true, false,
+       layers::DiagTransform::kSoftplus},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const Data d = toy(5, c.D, 10 + c.depth);
+    models::DsviConfig cfg;
+    cfg.depth = c.depth;
+    cfg.hidden_width = c.width;
+    cfg.whiten = c.whiten;
+    cfg.ard = c.ard;
+    cfg.learn_white = c.learn_white;
+    cfg.q_diag = c.diag;
+    cfg.num_inducing = 3;
+    rnd::Stream init(dkp::test::seed() + 20);
+    const models::DsviDgp model(cfg, d.X, init);
+    std::vector<std::string> names;
+    std::vector<arma::mat> values;
+    rnd::Stream jiggle(dkp::test::seed() + 21);
+    for (const auto& [name, v] : model.initial_parameters()) {
+      names.push_back(name);
+      values.push_back(v + 0.3 * rnd::normal_matrix(jiggle, v.n_rows, v.n_cols));
+    }
+    const ad::ScalarFunction f = [&](Tape&, const std::vector<Var>& v) {
+      models::VarMap vars;
+      for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
+      rnd::Stream noise(777);  // the same noise draw at every evaluation
+      return model.elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
+    };
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto r = ad::check_gradient(f, values, {}, {i});
+      INFO("parameter " << names[i] << ": " << r.detail);
+      CHECK(r.ok);
+    }
+  }
+}
+
+TEST_CASE("DSVI with depth 1 is the SGP") {
+  const Data d = toy(20, 3, 30);
+  rnd::Stream s(dkp::test::seed() + 31);
+  const arma::mat Z = rnd::normal_matrix(s, 5, 3);
+  for (bool whiten : {true, false}) {
+    models::DsviConfig dc;
+    dc.depth = 1;
+    dc.whiten = whiten;
+    models::SgpConfig sc;
+    sc.whiten = whiten;
+    const models::DsviDgp dgp(dc, d.X, Z);
+    const models::SgpModel sgp(sc, Z);
+    REQUIRE(dgp.initial_parameters().size() == sgp.initial_parameters().size());
+    models::ParamMap p = sgp.initial_parameters();
+    for (auto& [name, v] : p) v += 0.2 * rnd::normal_matrix(s, v.n_rows, v.n_cols);
+    CHECK(elbo_value(dgp, p, d, 3, 1) ==
+          doctest::Approx(elbo_value(sgp, p, d, 3, 1)).epsilon(1e-13));
+    rnd::Stream r1(2), r2(2);
+    const auto a = dgp.predict(p, d.X, 2, r1), b = sgp.predict(p, d.X, 2, r2);
+    CHECK(arma::approx_equal(a.mean, b.mean, "absdiff", 1e-12));
+    CHECK(arma::approx_equal(a.var, b.var, "absdiff", 1e-12));
+  }
+}
+
+TEST_CASE("DSVI ELBO and predictions are determined by the seed, not by the sample blocks") {
+  const Data d = toy(30, 4, 40);
+  const Data test = toy(11, 4, 41);
+  models::DsviConfig cfg;
+  cfg.depth = 3;
+  cfg.num_inducing = 8;
+  rnd::Stream i1(5), i2(5);
+  const models::DsviDgp m1(cfg, d.X, i1), m2(cfg, d.X, i2);
+  REQUIRE(m1.initial_parameters().size() == m2.initial_parameters().size());
+  for (const auto& [name, v] : m1.initial_parameters()) {
+    CAPTURE(name);
+    CHECK(arma::approx_equal(v, m2.initial_parameters().at(name), "absdiff", 0.0));
+  }
+  models::ParamMap p = m1.initial_parameters();
+  rnd::Stream s(dkp::test::seed() + 42);
+  for (auto& [name, v] : p) v += 0.1 * rnd::normal_matrix(s, v.n_rows, v.n_cols);
+
+  CHECK(elbo_value(m1, p, d, 4, 9) == elbo_value(m2, p, d, 4, 9));
+  CHECK(elbo_value(m1, p, d, 4, 9) != elbo_value(m1, p, d, 4, 10));
+
+  rnd::Stream a(3), b(3), c(4);
+  const auto pa = m1.predict(p, test.X, 7, a), pb = m2.predict(p, test.X, 7, b),
+             pc = m1.predict(p, test.X, 7, c);
+  REQUIRE(pa.mean.n_rows == 11);
+  REQUIRE(pa.mean.n_cols == 7);
+  CHECK(arma::approx_equal(pa.mean, pb.mean, "absdiff", 0.0));
+  CHECK(arma::approx_equal(pa.var, pb.var, "absdiff", 0.0));
+  CHECK_FALSE(arma::approx_equal(pa.mean, pc.mean, "absdiff", 1e-12));
+  // Columns are distinct samples; variances include the likelihood noise.
+  CHECK(arma::norm(pa.mean.col(0) - pa.mean.col(1)) > 1e-8);
+  Tape tape;
+  const double noise = layers::positive(tape.constant(p.at("likelihood.variance"))).scalar();
+  CHECK(pa.var.min() > noise);
+  // Blocks of one sample (11 rows each) give the same numbers.
+  models::DsviConfig small = cfg;
+  small.predict_max_rows = 11;
+  rnd::Stream i3(5), e(3);
+  const models::DsviDgp m3(small, d.X, i3);
+  const auto pe = m3.predict(p, test.X, 7, e);
+  CHECK(arma::approx_equal(pa.mean, pe.mean, "absdiff", 1e-13));
+  CHECK(arma::approx_equal(pa.var, pe.var, "absdiff", 1e-13));
+}
+
+TEST_CASE("DSVI trains: the ELBO improves on a toy problem") {
+  const Data d = toy(60, 2, 50);
+  models::DsviConfig cfg;
+  cfg.depth = 2;
+  cfg.num_inducing = 10;
+  rnd::Stream init(dkp::test::seed() + 51);
+  const models::DsviDgp model(cfg, d.X, init);
+  dkp::training::TrainOptions opt;
+  opt.steps = 300;
+  opt.lr = dkp::training::LrSchedule::constant(1e-2);
+  opt.kl = dkp::training::KlAnnealing{0};
+  opt.samples = 3;
+  opt.log_every = 0;
+  opt.checkpoint_every = 0;
+  const rnd::Stream run(dkp::test::seed() + 52);
+  const auto report = dkp::training::train(model, d.X, d.y, opt, run);
+  rnd::Stream r1(1), r2(1);
+  const double before =
+      dkp::training::estimate_elbo(model, model.initial_parameters(), d.X, d.y, 10, r1);
+  const double after = dkp::training::estimate_elbo(model, report.params, d.X, d.y, 10, r2);
+  CAPTURE(before);
+  CAPTURE(after);
+  CHECK(after > before + 0.3);
+}

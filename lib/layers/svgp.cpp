@@ -47,10 +47,11 @@ void check_int_range(arma::uword a, arma::uword b, const char* op) {
   if (a > kMax || b > kMax) throw Error(fmt::format("layers::{}: matrix too large for BLAS", op));
 }
 
-// B <- op(L) B for a lower-triangular M x M block L stored with leading dimension M.
-void trmm_lower(const double* L, arma::uword m, arma::mat& B, bool trans) {
+// B <- op(L) B for a lower-triangular M x M block L and an M x n matrix B, both stored with
+// leading dimension M.
+void trmm_lower(const double* L, arma::uword m, double* B, arma::uword n, bool trans) {
   cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
-              int(m), int(B.n_cols), 1.0, L, int(m), B.memptr(), int(m));
+              int(m), int(n), 1.0, L, int(m), B, int(m));
 }
 
 }  // namespace
@@ -169,7 +170,7 @@ Var sum_log_diag_blocks(const Var& factors) {
                                });
 }
 
-Var marginal_var_delta(const Var& A, const Var& Aq, const Var& factors) {
+Var marginal_var_delta(const Var& A, const Var& Aq, const Var& factors, double keep_bytes) {
   const arma::uword m = A.n_rows(), n = A.n_cols();
   if (Aq.n_rows() != m || Aq.n_cols() != n || factors.n_rows() != m ||
       factors.n_cols() % std::max<arma::uword>(m, 1) != 0) {
@@ -178,49 +179,95 @@ Var marginal_var_delta(const Var& A, const Var& Aq, const Var& factors) {
   }
   check_int_range(m, n, "marginal_var_delta");
   const arma::uword D = m == 0 ? 0 : factors.n_cols() / m;
+  const bool need_backward = Aq.needs_grad() || factors.needs_grad();
+  // Keep the products L_d^T Aq for the backward pass when they fit the budget.
+  const bool keep =
+      need_backward && double(m) * double(n) * double(D) * sizeof(double) <= keep_bytes;
   arma::mat out(n, D);
-  const arma::rowvec a2 = arma::sum(arma::square(A.val()), 0);
-  arma::mat B(m, n);
+  arma::mat kept(keep ? m : 0, keep ? n * D : 0);
+  arma::mat buf(keep ? 0 : m, keep ? 0 : n);
   for (arma::uword d = 0; d < D; ++d) {
-    B = Aq.val();
-    trmm_lower(factors.val().colptr(d * m), m, B, true);
-    out.col(d) = (arma::sum(arma::square(B), 0) - a2).t();
+    double* B = keep ? kept.colptr(d * n) : buf.memptr();
+    std::copy(Aq.val().begin(), Aq.val().end(), B);
+    trmm_lower(factors.val().colptr(d * m), m, B, n, true);
+    double* o = out.colptr(d);
+    for (arma::uword j = 0; j < n; ++j) {
+      const double* b = B + j * m;
+      const double* a = A.val().colptr(j);
+      double sb = 0.0, sa = 0.0;
+      for (arma::uword i = 0; i < m; ++i) {
+        sb += b[i] * b[i];
+        sa += a[i] * a[i];
+      }
+      o[j] = sb - sa;
+    }
   }
-  return A.tape().record(std::move(out), {A, Aq, factors}, [A, Aq, factors, m, n, D](Node* o) {
-    return [A, Aq, factors, m, n, D, o] {
-      const arma::mat& G = o->adj;  // n x D
-      if (A.needs_grad()) {
-        const arma::rowvec gsum = arma::sum(G, 1).t();
-        A.node()->adj_ref() -= 2.0 * (A.val().each_row() % gsum);
-      }
-      if (!Aq.needs_grad() && !factors.needs_grad()) return;
-      arma::mat C(m, n);
-      arma::mat dAq;
-      if (Aq.needs_grad()) dAq.zeros(m, n);
-      for (arma::uword d = 0; d < D; ++d) {
-        const double* Ld = factors.val().colptr(d * m);
-        // C = 2 (L_d^T Aq) diag(g_d)
-        C = Aq.val();
-        trmm_lower(Ld, m, C, true);
-        C.each_row() %= 2.0 * G.col(d).t();
-        if (factors.needs_grad()) {
-          // d/dL_d = Aq C^T, confined to the lower triangle.
-          arma::mat gL = Aq.val() * C.t();
-          arma::mat& adj = factors.node()->adj_ref();
-          for (arma::uword j = 0; j < m; ++j) {
-            double* dst = adj.colptr(d * m + j);
-            const double* src = gL.colptr(j);
-            for (arma::uword i = j; i < m; ++i) dst[i] += src[i];
+  return A.tape().record(
+      std::move(out), {A, Aq, factors},
+      [A, Aq, factors, m, n, D, keep, kept = std::move(kept)](Node* o) mutable {
+        return [A, Aq, factors, m, n, D, keep, kept = std::move(kept), o]() mutable {
+          const arma::mat& G = o->adj;  // n x D
+          if (A.needs_grad()) {
+            const arma::rowvec gsum = arma::sum(G, 1).t();
+            A.node()->adj_ref() -= 2.0 * (A.val().each_row() % gsum);
           }
-        }
-        if (Aq.needs_grad()) {
-          trmm_lower(Ld, m, C, false);  // L_d C
-          dAq += C;
-        }
-      }
-      if (Aq.needs_grad()) Aq.node()->adj_ref() += dAq;
-    };
-  });
+          if (!Aq.needs_grad() && !factors.needs_grad()) return;
+          arma::mat buf(m, n);  // recomputed products, then the scaled columns of Aq
+          arma::mat W(m, m);
+          arma::mat dAq;
+          if (Aq.needs_grad()) dAq.zeros(m, n);
+          for (arma::uword d = 0; d < D; ++d) {
+            const double* Ld = factors.val().colptr(d * m);
+            const double* g = G.colptr(d);
+            if (factors.needs_grad()) {
+              // d var_n / d L_d = 2 a_n a_n^T L_d, so dL_d = tril(2 W L_d) with
+              // W = Aq diag(g_d) Aq^T = P P^T - Q Q^T: P (Q) holds the columns with g > 0
+              // (g < 0) scaled by sqrt(|g|); two rank-k updates (dsyrk), M^2 N flops in all.
+              arma::uword np = 0, nq = 0;
+              for (arma::uword j = 0; j < n; ++j) {
+                if (g[j] == 0.0) continue;
+                const double w = std::sqrt(std::abs(g[j]));
+                double* dst = g[j] > 0.0 ? buf.colptr(np++) : buf.colptr(n - 1 - nq++);
+                const double* src = Aq.val().colptr(j);
+                for (arma::uword i = 0; i < m; ++i) dst[i] = w * src[i];
+              }
+              cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, int(m), int(np), 1.0,
+                          buf.memptr(), int(m), 0.0, W.memptr(), int(m));
+              if (nq > 0) {
+                cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, int(m), int(nq), -1.0,
+                            buf.colptr(n - nq), int(m), 1.0, W.memptr(), int(m));
+              }
+              W = arma::symmatl(W);
+              cblas_dtrmm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, int(m),
+                          int(m), 2.0, Ld, int(m), W.memptr(), int(m));
+              arma::mat& adj = factors.node()->adj_ref();
+              for (arma::uword j = 0; j < m; ++j) {
+                double* dst = adj.colptr(d * m + j);
+                const double* src = W.colptr(j);
+                for (arma::uword i = j; i < m; ++i) dst[i] += src[i];
+              }
+            }
+            if (Aq.needs_grad()) {
+              // dAq += L_d C, C = 2 (L_d^T Aq) diag(g_d).
+              double* C = keep ? kept.colptr(d * n) : buf.memptr();
+              if (!keep) {
+                std::copy(Aq.val().begin(), Aq.val().end(), C);
+                trmm_lower(Ld, m, C, n, true);
+              }
+              for (arma::uword j = 0; j < n; ++j) {
+                const double w = 2.0 * g[j];
+                double* c = C + j * m;
+                for (arma::uword i = 0; i < m; ++i) c[i] *= w;
+              }
+              trmm_lower(Ld, m, C, n, false);
+              const double* c = C;
+              double* dst = dAq.memptr();
+              for (arma::uword k = 0; k < m * n; ++k) dst[k] += c[k];
+            }
+          }
+          if (Aq.needs_grad()) Aq.node()->adj_ref() += dAq;
+        };
+      });
 }
 
 Var gaussian_expected_loglik(const Var& mean, const Var& var, const arma::vec& y,

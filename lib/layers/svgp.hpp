@@ -85,10 +85,15 @@ arma::mat pack_lower(const arma::mat& factors, DiagTransform t);
 Var sum_log_diag_blocks(const Var& factors);
 
 /// The variance correction of the marginals, N x D: out(n, d) = ||L_d^T Aq_n||^2 - ||A_n||^2, for
-/// A and Aq of size M x N (columns are points) and the M x (M D) factors. Computed with one
-/// triangular product per output; the backward pass recomputes L_d^T Aq rather than keeping D
-/// M x N matrices alive. Cost: forward M^2 N D, backward 4 M^2 N D flops.
-Var marginal_var_delta(const Var& A, const Var& Aq, const Var& factors);
+/// A and Aq of size M x N (columns are points) and the M x (M D) factors. Forward: one triangular
+/// product (dtrmm) per output, M^2 N D flops. The products L_d^T Aq are kept for the backward pass
+/// when they fit in kMarginalVarKeepBytes, and recomputed otherwise. Backward: dAq via one more
+/// dtrmm per output, dL_d = tril(2 Aq diag(g_d) Aq^T L_d) via two dsyrk (columns with positive and
+/// negative g_d), i.e. 2 M^2 N D flops (3 when recomputing) instead of the 4 of a plain gemm.
+inline constexpr double kMarginalVarKeepBytes = 256.0 * 1024 * 1024;
+/// `keep_bytes` overrides the budget (tests exercise both paths).
+Var marginal_var_delta(const Var& A, const Var& Aq, const Var& factors,
+                       double keep_bytes = kMarginalVarKeepBytes);
 
 /// E_{N(f; m, v)} log N(y; f, s2), averaged over all elements (1 x 1):
 ///   -1/2 log(2 pi s2) - ((y - m)^2 + v) / (2 s2)   (GPflow Gaussian.variational_expectations).

@@ -147,17 +147,32 @@ TEST_CASE("marginal_var_delta equals ||L_d^T Aq_n||^2 - ||A_n||^2, and its gradi
       CHECK(out(i, d) == doctest::Approx(e).epsilon(1e-12));
     }
   }
-  // Distinct A and Aq, and the whitened case A == Aq (one node used twice).
+  // Distinct A and Aq, and the whitened case A == Aq (one node used twice); products kept for the
+  // backward pass or recomputed there.
+  for (double keep : {layers::kMarginalVarKeepBytes, 0.0}) {
+    CAPTURE(keep);
+    expect_grad(
+        [keep](Tape&, const std::vector<Var>& v) {
+          return contract(layers::marginal_var_delta(v[0], v[1], v[2], keep), 5);
+        },
+        {A, Aq, F});
+    expect_grad(
+        [keep](Tape&, const std::vector<Var>& v) {
+          return contract(layers::marginal_var_delta(v[0], v[0], v[1], keep), 6);
+        },
+        {A, F});
+  }
+  // Only some inputs need a gradient.
   expect_grad(
-      [](Tape&, const std::vector<Var>& v) {
-        return contract(layers::marginal_var_delta(v[0], v[1], v[2]), 5);
-      },
-      {A, Aq, F});
-  expect_grad(
-      [](Tape&, const std::vector<Var>& v) {
-        return contract(layers::marginal_var_delta(v[0], v[0], v[1]), 6);
+      [Aq](Tape& t, const std::vector<Var>& v) {
+        return contract(layers::marginal_var_delta(v[0], t.constant(Aq), v[1]), 7);
       },
       {A, F});
+  expect_grad(
+      [A, F](Tape& t, const std::vector<Var>& v) {
+        return contract(layers::marginal_var_delta(t.constant(A), v[0], t.constant(F)), 8);
+      },
+      {Aq});
 }
 
 TEST_CASE("gaussian_expected_loglik: closed form and gradient") {

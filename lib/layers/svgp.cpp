@@ -9,6 +9,7 @@
 
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
+#include "autodiff/ops_special.hpp"
 #include "kernels/se.hpp"
 #include "linalg/chol.hpp"
 #include "util/error.hpp"
@@ -20,13 +21,9 @@ using ad::Node;
 
 namespace {
 
-// log(1 + e^u) without overflow or cancellation.
-double softplus(double u) {
-  return u > 0.0 ? u + std::log1p(std::exp(-u)) : std::log1p(std::exp(u));
-}
-double sigmoid(double u) {
-  return u >= 0.0 ? 1.0 / (1.0 + std::exp(-u)) : std::exp(u) / (1.0 + std::exp(u));
-}
+using ad::sigmoid;
+using ad::softplus;
+
 // u with softplus(u) = c > 0.
 double softplus_inverse(double c) {
   return c > 30.0 ? c + std::log(-std::expm1(-c)) : std::log(std::expm1(c));
@@ -60,15 +57,7 @@ void trmm_lower(const double* L, arma::uword m, double* B, arma::uword n, bool t
 // ------------------------------------------------------------------------------------------
 
 Var positive(const Var& u) {
-  arma::mat v = u.val();
-  v.transform([](double x) { return softplus(x) + kPositiveLower; });
-  return u.tape().record(std::move(v), {u}, [u](Node* out) {
-    return [u, out] {
-      arma::mat g = u.val();
-      g.transform([](double x) { return sigmoid(x); });
-      u.node()->adj_ref() += out->adj % g;
-    };
-  });
+  return ad::add_scalar(ad::softplus(u), kPositiveLower);
 }
 
 double positive_inverse(double c) {

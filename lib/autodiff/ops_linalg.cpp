@@ -31,17 +31,11 @@ void accumulate_move(const Var& v, arma::mat&& g) {
     n->adj = std::move(g);
 }
 
-// Zeroes the strict upper (or lower) triangle in place: O(n^2), no temporaries.
+// Zeroes the strict upper triangle in place: O(n^2), no temporaries.
 void zero_strict_upper(arma::mat& M) {
   for (arma::uword j = 1; j < M.n_cols; ++j) {
     double* col = M.colptr(j);
     for (arma::uword i = 0; i < std::min(j, M.n_rows); ++i) col[i] = 0.0;
-  }
-}
-void zero_strict_lower(arma::mat& M) {
-  for (arma::uword j = 0; j < M.n_cols; ++j) {
-    double* col = M.colptr(j);
-    for (arma::uword i = j + 1; i < M.n_rows; ++i) col[i] = 0.0;
   }
 }
 
@@ -102,18 +96,13 @@ Var tri_solve(const Var& T, const Var& B, linalg::Uplo uplo, bool trans, linalg:
       // Bbar = op(T)^{-T} Xbar (left) or Xbar op(T)^{-T} (right).
       arma::mat Bbar = linalg::tri_solve(T.val(), out->adj, uplo, !trans, side);
       if (T.needs_grad()) {
-        // Tbar = -(op(T)bar or its transpose), confined to the triangle that was read.
-        arma::mat G;
-        if (left)
-          G = trans ? arma::mat(X * Bbar.t()) : arma::mat(Bbar * X.t());
-        else
-          G = trans ? arma::mat(Bbar.t() * X) : arma::mat(X.t() * Bbar);
-        if (uplo == Uplo::Lower)
-          zero_strict_upper(G);
-        else
-          zero_strict_lower(G);
-        G *= -1.0;
-        accumulate_move(T, std::move(G));
+        // Tbar = -(op(T)bar or its transpose), confined to the triangle that was read:
+        //   left:  -Bbar X^T (T) or -X Bbar^T (T^T);  right: -X^T Bbar (T) or -Bbar^T X (T^T).
+        // Only that triangle is computed (about half the flops of the full product).
+        arma::mat& Tbar = T.node()->adj_ref();
+        const arma::mat& P = left == trans ? X : Bbar;
+        const arma::mat& Q = left == trans ? Bbar : X;
+        linalg::add_tri_product(Tbar, uplo, P, Q, !left, -1.0);
       }
       accumulate_move(B, std::move(Bbar));
     };

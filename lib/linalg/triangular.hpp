@@ -25,6 +25,14 @@ void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans =
 arma::mat tri_solve(const arma::mat& T, arma::mat B, Uplo uplo, bool trans = false,
                     Side side = Side::Left);
 
+/// C += alpha * tri(P Q^T) (P, Q n x k) or, when `trans`, C += alpha * tri(P^T Q) (P, Q k x n),
+/// where tri keeps the `uplo` triangle (with the diagonal); C's other triangle is not touched.
+/// Blocked dgemm calls on the triangle only: about half the flops of the full product (the
+/// adjoint of a triangular factor needs only its triangle).
+/// @throws dkp::Error on mismatched sizes
+void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::mat& Q, bool trans,
+                     double alpha);
+
 /// L^{-1} B, or L^{-T} B when trans (L lower triangular).
 inline arma::mat solve_lower(const arma::mat& L, arma::mat B, bool trans = false) {
   tri_solve_inplace(L, B, Uplo::Lower, trans, Side::Left);

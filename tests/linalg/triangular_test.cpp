@@ -46,3 +46,30 @@ TEST_CASE("tri_solve: shape errors, singular factors and empty right-hand sides"
   L(2, 2) = 1.0;
   CHECK(la::solve_lower(L, arma::mat(4, 0)).n_cols == 0);
 }
+
+TEST_CASE("add_tri_product: one triangle of P Q^T or P^T Q, other triangle untouched") {
+  for (arma::uword n : {1u, 5u, 31u, 32u, 33u, 70u}) {
+    for (arma::uword k : {1u, 7u, 40u}) {
+      CAPTURE(n);
+      CAPTURE(k);
+      const arma::mat C0 = arma::randn(n, n);
+      for (bool trans : {false, true}) {
+        const arma::mat P = trans ? arma::randn(k, n) : arma::randn(n, k);
+        const arma::mat Q = trans ? arma::randn(k, n) : arma::randn(n, k);
+        const arma::mat full = trans ? arma::mat(P.t() * Q) : arma::mat(P * Q.t());
+        for (la::Uplo uplo : {la::Uplo::Lower, la::Uplo::Upper}) {
+          arma::mat C = C0, expected = C0;
+          for (arma::uword j = 0; j < n; ++j)
+            for (arma::uword i = 0; i < n; ++i)
+              if (uplo == la::Uplo::Lower ? i >= j : i <= j) expected(i, j) -= 0.5 * full(i, j);
+          la::add_tri_product(C, uplo, P, Q, trans, -0.5);
+          CHECK(arma::approx_equal(C, expected, "absdiff", 1e-12));
+        }
+      }
+    }
+  }
+  arma::mat C(3, 3);
+  CHECK_THROWS_AS(
+      la::add_tri_product(C, la::Uplo::Lower, arma::ones(3, 2), arma::ones(2, 3), false, 1.0),
+      dkp::Error);
+}

@@ -66,19 +66,25 @@ std::optional<double> metric_value(const CellRecord& c, const std::string& metri
   const auto it = c.values.find(metric);
   if (it != c.values.end() && std::isfinite(it->second)) return it->second;
   if (metric == "epoch_time_s") {
-    const auto nt = c.values.find("n_train");
-    if (nt == c.values.end() || nt->second < 1) return std::nullopt;
-    double batch = static_cast<double>(c.batch);
-    if (const auto b = c.values.find("batch"); b != c.values.end()) batch = b->second;
+    // Key names of dkp run (step_s, train_s) and the longer spellings are both accepted.
+    auto get = [&](std::initializer_list<const char*> keys) -> std::optional<double> {
+      for (const char* k : keys) {
+        if (const auto v = c.values.find(k); v != c.values.end() && std::isfinite(v->second)) {
+          return v->second;
+        }
+      }
+      return std::nullopt;
+    };
+    if (const auto e = get({"epoch_s"})) return e;
+    const auto n_train = get({"n_train"});
+    if (!n_train || *n_train < 1) return std::nullopt;
+    const double batch = get({"batch"}).value_or(static_cast<double>(c.batch));
     if (!(batch >= 1)) return std::nullopt;
-    const double steps_per_epoch = std::ceil(nt->second / std::min(batch, nt->second));
-    if (const auto st = c.values.find("step_time_s"); st != c.values.end()) {
-      return st->second * steps_per_epoch;
-    }
-    const auto tt = c.values.find("train_time_s");
-    double steps = static_cast<double>(c.steps);
-    if (const auto s = c.values.find("steps"); s != c.values.end()) steps = s->second;
-    if (tt != c.values.end() && steps >= 1) return tt->second / steps * steps_per_epoch;
+    const double steps_per_epoch = std::ceil(*n_train / std::min(batch, *n_train));
+    if (const auto st = get({"step_time_s", "step_s"})) return *st * steps_per_epoch;
+    const auto tt = get({"train_time_s", "train_s"});
+    const double steps = get({"steps"}).value_or(static_cast<double>(c.steps));
+    if (tt && steps >= 1) return *tt / steps * steps_per_epoch;
   }
   return std::nullopt;
 }

@@ -27,7 +27,8 @@ struct CellRecord {
 };
 
 /// The value of `metric` for a done cell. Besides direct keys, "epoch_time_s" falls back to
-/// step_time_s (or train_time_s / steps) times ceil(n_train / batch) when n_train is known.
+/// epoch_s, then step_time_s | step_s (or train_time_s | train_s over steps) times
+/// ceil(n_train / batch) when result.json has n_train.
 std::optional<double> metric_value(const CellRecord& c, const std::string& metric);
 
 /// True for metrics where larger is better (elbo, test_ll, test_acc*, *_diff).

@@ -295,6 +295,8 @@ TEST_CASE("tables: epoch time from step timings when the run did not write it") 
   CHECK(*metric_value(c, "epoch_time_s") == doctest::Approx(10.0 / 50 * 5));
   c.values["step_time_s"] = 0.3;
   CHECK(*metric_value(c, "epoch_time_s") == doctest::Approx(0.3 * 5));
+  c.values = {{"n_train", 455}, {"step_s", 0.2}, {"batch", 1000}};  // dkp run's key names
+  CHECK(*metric_value(c, "epoch_time_s") == doctest::Approx(0.2));
   c.values["epoch_time_s"] = 1.25;
   CHECK(*metric_value(c, "epoch_time_s") == 1.25);
   CHECK(!metric_value(c, "elbo"));

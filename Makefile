@@ -41,7 +41,7 @@ smoke: build
 	@scripts/smoke.sh $(DKP)
 
 reproduce-tables: build
-	@scripts/reproduce-tables.sh $(DKP) $(PROFILE)
+	@scripts/reproduce-tables.sh $(DKP) $(PROFILE) $(JOBS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -1,16 +1,19 @@
 // dkp bench: timings of the hot paths with the project's own code.
 //   dkp bench model --dataset boston --model dgp --inference global-inducing --depth 2
 //   dkp bench ad
+//   dkp bench dist
 #include <chrono>
 #include <iostream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "autodiff/bench.hpp"
 #include "cli.hpp"
 #include "data/root.hpp"
 #include "data/standardise.hpp"
 #include "data/uci.hpp"
+#include "distributions/bench.hpp"
 #include "models/factory.hpp"
 #include "runtime.hpp"
 #include "util/error.hpp"
@@ -37,7 +40,9 @@ int bench_model(const po::variables_map& vm) {
   const arma::vec yb = split.y_train.subvec(0, batch - 1);
   std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11} {:>11} {:>13}\n", "model", "depth", "batch",
                            "step ms", "fwd ms", "predict ms");
-  for (int depth : vm["depth"].as<std::vector<int>>()) {
+  std::vector<int> depths = vm["depth"].as<std::vector<int>>();
+  if (vm["model"].as<std::string>() == "sgp" && vm["depth"].defaulted()) depths = {1};
+  for (int depth : depths) {
     models::ModelSpec spec{vm["model"].as<std::string>(),     vm["inference"].as<std::string>(),
                            vm["posterior"].as<std::string>(), size_t(depth),
                            vm["kernel"].as<std::string>(),    0,
@@ -65,8 +70,8 @@ int bench_model(const po::variables_map& vm) {
     model->predict(model->initial_parameters(), split.X_test, 100, pr);
     const double pred_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     std::string label = spec.model;
-    if (!spec.inference.empty()) label += "/" + spec.inference;
-    if (!spec.posterior.empty()) label += "/" + spec.posterior;
+    if (spec.model == "dgp" && !spec.inference.empty()) label += "/" + spec.inference;
+    if (spec.model == "dwp" && !spec.posterior.empty()) label += "/" + spec.posterior;
     std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}\n", label, depth,
                              batch, median(step_ms), median(fwd_ms), pred_ms);
   }
@@ -83,7 +88,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
   // clang-format off
   desc.add_options()
-    ("what", po::value<std::string>(), "model | ad")
+    ("what", po::value<std::string>(), "model | ad | dist")
     ("dataset", po::value<std::string>()->default_value("boston"), "UCI dataset (split 0)")
     ("model", po::value<std::string>()->default_value("dgp"), "model name as in dkp run")
     ("inference", po::value<std::string>()->default_value("global-inducing"), "dgp inference")
@@ -99,15 +104,20 @@ int cmd_bench(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("what", 1);
   po::variables_map vm;
-  if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad [options]")) return kExitOk;
-  if (!vm.count("what")) throw UsageError("missing what to benchmark: model or ad");
+  if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad|dist [options]")) return kExitOk;
+  if (!vm.count("what")) throw UsageError("missing what to benchmark: model, ad or dist");
   set_blas_threads(vm["threads"].as<int>());
   const auto what = vm["what"].as<std::string>();
   if (what == "model") return bench_model(vm);
   if (what == "ad") {
-    throw NotImplementedError("'bench ad' lands with the autodiff micro-benchmark (issue 3)");
+    autodiff::run_ad_bench(std::cout, vm["reps"].as<int>());
+    return kExitOk;
   }
-  throw UsageError(fmt::format("unknown benchmark '{}': model or ad", what));
+  if (what == "dist") {
+    distributions::run_dist_bench(std::cout, vm["reps"].as<int>());
+    return kExitOk;
+  }
+  throw UsageError(fmt::format("unknown benchmark '{}': model, ad or dist", what));
 }
 
 }  // namespace dkp::cli

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -44,7 +45,7 @@ po::options_description run_options() {
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
     ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing")
     ("posterior", po::value<std::string>()->default_value(""), "dwp: gw | agw | abgw")
-    ("depth", po::value<int>()->default_value(2), "number of layers including the output layer")
+    ("depth", po::value<int>()->default_value(2), "number of layers including the output layer (sgp: 1)")
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
     ("width", po::value<std::string>()->default_value("input"),
      "hidden width: input (number of features) | min(input,30) | an integer")
@@ -167,6 +168,7 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.inference = vm["inference"].as<std::string>();
   spec.posterior = vm["posterior"].as<std::string>();
   spec.depth = vm["depth"].as<int>();
+  if (spec.model == "sgp" && vm["depth"].defaulted()) spec.depth = 1;
   spec.kernel = vm["kernel"].as<std::string>();
   auto& p = spec.protocol;
   p.steps = positive("steps");
@@ -326,6 +328,12 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("test_rmse", m.test_rmse)
       .set("train_s", tr.train_seconds)
       .set("step_s", tr.seconds_per_step)
+      .set("n_train", (unsigned long)split.X_train.n_rows)
+      .set("n_test", (unsigned long)split.X_test.n_rows)
+      .set("batch", (long)p.batch)
+      .set("epoch_s", tr.seconds_per_step *
+                          std::ceil(double(split.X_train.n_rows) /
+                                    double(std::min<long>(p.batch, long(split.X_train.n_rows)))))
       .set("predict_s", predict_s)
       .set("resumed_from_step", (unsigned long)tr.resumed_from)
       .set("git_sha", git_sha())

@@ -1,15 +1,50 @@
 #!/usr/bin/env bash
-# Smoke test of the command-line tool: runs the end-to-end commands that exist so far.
-# Grows with each issue (the pipeline issue turns it into a tiny grid over every model).
+# Smoke test of the command-line tool (part of `make test`): the CLI's basic contract, then the
+# tiny grid experiments/smoke.yaml (every model, 2 datasets, 1 split, 20 steps) run end to end
+# through the batch runner, a second run that must reuse every cell, and the tables.
 set -euo pipefail
 dkp=${1:-build/dkp}
 fail() { echo "smoke: FAILED: $*" >&2; exit 1; }
 start=$(date +%s)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
 "$dkp" --version >/dev/null || fail "dkp --version"
 "$dkp" data list --quiet >/dev/null || fail "dkp data list"
 "$dkp" data verify --only uci/yacht >/dev/null || fail "dkp data verify"
-set +e
-"$dkp" nonsense >/dev/null 2>&1; rc=$?
-set -e
-[ "$rc" = 2 ] || fail "dkp nonsense exited $rc, expected 2"
-echo "smoke: OK ($(( $(date +%s) - start )) s)"
+
+# Bad input: clear error, exit code 2, nothing written.
+expect_rc() {
+  local want=$1; shift
+  set +e; "$@" >/dev/null 2>"$work/err"; local rc=$?; set -e
+  [ "$rc" = "$want" ] || fail "'$*' exited $rc, expected $want: $(cat "$work/err")"
+  [ -s "$work/err" ] || fail "'$*' printed no error message"
+}
+expect_rc 2 "$dkp" nonsense
+expect_rc 2 "$dkp" run --dataset nope --model sgp --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --steps 0 --out "$work/bad"
+[ ! -e "$work/bad" ] || fail "a failed run left $work/bad behind"
+
+# The smoke grid: every cell must succeed.
+jobs=$(nproc 2>/dev/null || echo 1)
+"$dkp" grid run experiments/smoke.yaml --results "$work/runs" -j "$jobs" --quiet >"$work/run1" 2>&1 \
+  || { tail -30 "$work/run1" >&2; fail "dkp grid run experiments/smoke.yaml"; }
+grep -q "failed 0" "$work/run1" || { tail -30 "$work/run1" >&2; fail "smoke grid had failed cells"; }
+cells=$(grep -o 'computed [0-9]*' "$work/run1" | tail -1 | cut -d' ' -f2)
+[ "${cells:-0}" -gt 0 ] || fail "smoke grid computed no cells"
+# A second run reuses every result (config hashes match).
+"$dkp" grid run experiments/smoke.yaml --results "$work/runs" --quiet >"$work/run2" 2>&1 \
+  || fail "second dkp grid run"
+grep -q "computed 0, reused $cells, failed 0" "$work/run2" \
+  || { tail -3 "$work/run2" >&2; fail "second grid run did not reuse all $cells cells"; }
+
+# Tables from the results: LaTeX and CSV, every cell present.
+"$dkp" tables experiments/smoke.yaml --results "$work/runs" --out "$work/tables" \
+  >"$work/tables.log" 2>&1 || { cat "$work/tables.log" >&2; fail "dkp tables"; }
+for m in elbo test_ll test_rmse; do
+  [ -s "$work/tables/smoke-$m.tex" ] && [ -s "$work/tables/smoke-$m.csv" ] \
+    || fail "table smoke-$m missing"
+done
+! grep -q "incomplete; " "$work/tables.log" || grep -q "(0 incomplete" "$work/tables.log" \
+  || { cat "$work/tables.log" >&2; fail "tables flag incomplete cells"; }
+echo "smoke: OK, $cells grid cells ($(( $(date +%s) - start )) s)"

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "models/dsvi_dgp.hpp"
 #include "models/gi_dgp.hpp"
+#include "models/sgp.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -20,9 +22,28 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     return std::make_unique<GiDgp>(cfg, X_train, y_train, init);
   }
   if (spec.model == "sgp" || (spec.model == "dgp" && spec.inference == "dsvi")) {
-    throw NotImplementedError(
-        fmt::format("model '{}{}' is not implemented yet (issue 5: SVGP layer, SGP and DSVI DGP)",
-                    spec.model, spec.inference.empty() ? "" : " --inference " + spec.inference));
+    if (spec.kernel != "se") {
+      throw ConfigError(
+          fmt::format("{}: kernel '{}' is not available (se only)", spec.model, spec.kernel));
+    }
+    if (spec.model == "sgp") {
+      if (spec.depth != 1) {
+        throw ConfigError(
+            fmt::format("sgp: depth must be 1 (got {}); use --model dgp", spec.depth));
+      }
+      SgpConfig cfg;
+      cfg.num_inducing = spec.inducing;
+      return std::make_unique<SgpModel>(cfg, X_train, init);
+    }
+    DsviConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.num_inducing = spec.inducing;
+    cfg.hidden_width = spec.width;
+    return std::make_unique<DsviDgp>(cfg, X_train, init);
+  }
+  if (spec.model == "dgp") {
+    throw ConfigError(
+        fmt::format("dgp: unknown inference '{}' (dsvi, global-inducing)", spec.inference));
   }
   if (spec.model == "nngp" || spec.model == "diwp" || spec.model == "dwp") {
     throw NotImplementedError(fmt::format(

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "autodiff/ops.hpp"
 #include "models/kmeans.hpp"
@@ -25,25 +24,10 @@ std::vector<arma::uword> dsvi_widths(arma::uword input_dim, const DsviConfig& c)
   return w;
 }
 
-namespace {
-
-arma::mat initial_inducing(const arma::mat& X, const DsviConfig& c, random::Stream& init) {
-  if (c.num_inducing == 0) throw ConfigError("DSVI DGP: 0 inducing points requested");
-  if (X.n_rows == 0 || X.n_cols == 0) throw ConfigError("DSVI DGP: empty training inputs");
-  KMeansResult km = kmeans(X, c.num_inducing, init, c.kmeans_iterations);
-  if (km.centres.n_rows < c.num_inducing) {
-    spdlog::warn(
-        "DSVI DGP: {} inducing points requested but the training inputs have only {} distinct "
-        "rows; using those rows as inducing inputs (M = {})",
-        c.num_inducing, km.centres.n_rows, km.centres.n_rows);
-  }
-  return km.centres;
-}
-
-}  // namespace
-
 DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, random::Stream& init)
-    : DsviDgp(config, X_train, initial_inducing(X_train, config, init)) {}
+    : DsviDgp(config, X_train,
+              kmeans_inducing(X_train, config.num_inducing, init, config.kmeans_iterations,
+                              "DSVI DGP")) {}
 
 DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, const arma::mat& Z)
     : cfg_(config), widths_(dsvi_widths(X_train.n_cols, config)) {

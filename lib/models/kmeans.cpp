@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "util/error.hpp"
 
@@ -86,6 +87,22 @@ KMeansResult kmeans(const arma::mat& X, size_t k, random::Stream& rng, size_t it
     if (fixed) break;
   }
   return r;
+}
+
+arma::mat kmeans_inducing(const arma::mat& X, size_t M, random::Stream& rng, size_t iterations,
+                          const char* model) {
+  if (M == 0) throw ConfigError(fmt::format("{}: 0 inducing points requested", model));
+  if (X.n_rows == 0 || X.n_cols == 0) {
+    throw ConfigError(fmt::format("{}: empty training inputs", model));
+  }
+  KMeansResult km = kmeans(X, M, rng, iterations);
+  if (km.centres.n_rows < M) {
+    spdlog::warn(
+        "{}: {} inducing points requested but the training inputs have only {} distinct rows; "
+        "using those rows as inducing inputs (M = {})",
+        model, M, km.centres.n_rows, km.centres.n_rows);
+  }
+  return std::move(km.centres);
 }
 
 }  // namespace dkp::models

@@ -30,6 +30,12 @@ struct KMeansResult {
 /// @throws dkp::Error for k = 0, an empty X or non-finite entries
 KMeansResult kmeans(const arma::mat& X, size_t k, random::Stream& rng, size_t iterations = 10);
 
+/// Initial inducing inputs for `model` (its name in messages): the k-means centres of X with k = M;
+/// when X has fewer than M distinct rows, those rows (with a warning naming the reduced M).
+/// @throws dkp::ConfigError for M = 0 or an empty X
+arma::mat kmeans_inducing(const arma::mat& X, size_t M, random::Stream& rng, size_t iterations,
+                          const char* model);
+
 /// Number of distinct rows of X (exact comparison).
 size_t count_distinct_rows(const arma::mat& X);
 

@@ -1,7 +1,6 @@
 #include "models/sgp.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "autodiff/ops.hpp"
 #include "models/kmeans.hpp"
@@ -26,25 +25,9 @@ layers::SvgpConfig sgp_layer_config(const SgpConfig& c) {
   return l;
 }
 
-namespace {
-
-arma::mat initial_inducing(const arma::mat& X, const SgpConfig& c, random::Stream& init) {
-  if (c.num_inducing == 0) throw ConfigError("SGP: 0 inducing points requested");
-  if (X.n_rows == 0 || X.n_cols == 0) throw ConfigError("SGP: empty training inputs");
-  KMeansResult km = kmeans(X, c.num_inducing, init, c.kmeans_iterations);
-  if (km.centres.n_rows < c.num_inducing) {
-    spdlog::warn(
-        "SGP: {} inducing points requested but the training inputs have only {} distinct rows; "
-        "using those rows as inducing inputs (M = {})",
-        c.num_inducing, km.centres.n_rows, km.centres.n_rows);
-  }
-  return km.centres;
-}
-
-}  // namespace
-
 SgpModel::SgpModel(const SgpConfig& config, const arma::mat& X_train, random::Stream& init)
-    : SgpModel(config, initial_inducing(X_train, config, init)) {}
+    : SgpModel(config, kmeans_inducing(X_train, config.num_inducing, init, config.kmeans_iterations,
+                                       "SGP")) {}
 
 SgpModel::SgpModel(const SgpConfig& config, const arma::mat& Z)
     : cfg_(config), layer_("layer0", Z, sgp_layer_config(config)) {

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ad_test_support.hpp"
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
@@ -17,11 +18,10 @@ namespace la = dkp::linalg;
 using ad::Tape;
 using ad::Var;
 
-namespace {
+using dkp::test::contract;
+using dkp::test::randm;
 
-arma::mat randm(arma::uword r, arma::uword c, double lo = -1.0, double hi = 1.0) {
-  return lo + (hi - lo) * arma::randu(r, c);
-}
+namespace {
 
 void expect_grad(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs,
                  ad::Tolerances tol = {}) {
@@ -44,15 +44,7 @@ void expect_throws(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs
   CHECK(r.gradient_threw);
 }
 
-Var contract(const Var& y) {
-  return ad::random_contraction(y, dkp::test::seed() + 1000 * y.n_rows() + y.n_cols());
-}
-
 // A plain-value twin of contract() for value checks.
-double contract(const arma::mat& y) {
-  Tape t;
-  return contract(t.constant(y)).scalar();
-}
 
 // An unconstrained U with a moderately conditioned SPD image.
 arma::mat random_unconstrained(arma::uword n) {

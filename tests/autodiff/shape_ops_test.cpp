@@ -2,6 +2,7 @@
 // perturbed.
 #include <doctest/doctest.h>
 
+#include "ad_test_support.hpp"
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_shape.hpp"
@@ -13,20 +14,10 @@ using ad::Tape;
 using ad::Var;
 using Inputs = std::vector<Var>;
 
+using dkp::test::contract;
+using dkp::test::randm;
+
 namespace {
-
-arma::mat randm(arma::uword r, arma::uword c, double lo = -1.0, double hi = 1.0) {
-  return lo + (hi - lo) * arma::randu(r, c);
-}
-
-Var contract(const Var& y) {
-  return ad::random_contraction(y, dkp::test::seed() + 1000 * y.n_rows() + y.n_cols());
-}
-
-double contract(const arma::mat& y) {
-  Tape t;
-  return contract(t.constant(y)).scalar();
-}
 
 // Gradient against finite differences, and value against the plain Armadillo computation.
 void expect_op(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs,

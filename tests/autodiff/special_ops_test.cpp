@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "ad_test_support.hpp"
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_shape.hpp"
@@ -16,20 +17,10 @@ using ad::Tape;
 using ad::Var;
 using Inputs = std::vector<Var>;
 
+using dkp::test::contract;
+using dkp::test::randm;
+
 namespace {
-
-arma::mat randm(arma::uword r, arma::uword c, double lo = -1.0, double hi = 1.0) {
-  return lo + (hi - lo) * arma::randu(r, c);
-}
-
-Var contract(const Var& y) {
-  return ad::random_contraction(y, dkp::test::seed() + 1000 * y.n_rows() + y.n_cols());
-}
-
-double contract(const arma::mat& y) {
-  Tape t;
-  return contract(t.constant(y)).scalar();
-}
 
 template <class F>
 arma::mat map(arma::mat x, F f) {

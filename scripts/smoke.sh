@@ -47,4 +47,11 @@ for m in elbo test_ll test_rmse; do
 done
 ! grep -q "incomplete; " "$work/tables.log" || grep -q "(0 incomplete" "$work/tables.log" \
   || { cat "$work/tables.log" >&2; fail "tables flag incomplete cells"; }
+# The LaTeX compiles standalone (when pdflatex is installed; `make deps` does not install TeX).
+if command -v pdflatex >/dev/null; then
+  for f in "$work"/tables/*.tex; do
+    (cd "$work/tables" && pdflatex -interaction=nonstopmode -halt-on-error "$(basename "$f")" \
+      >/dev/null 2>&1) || fail "pdflatex $(basename "$f")"
+  done
+fi
 echo "smoke: OK, $cells grid cells ($(( $(date +%s) - start )) s)"

@@ -116,8 +116,23 @@ ParamMap Dwp::with_prior_posterior(const ParamMap& params) const {
   return out;
 }
 
-Dwp::SampleOut Dwp::forward(const VarMap& p, const Var& X, random::Stream& rng,
-                            Trace* trace) const {
+Dwp::Shared Dwp::prepare(const VarMap& p) const {
+  Shared sh;
+  const double nu = double(width_);
+  for (size_t l = 1; l < cfg_.depth; ++l) {
+    const Var logit_q = get(p, key(l, "logit_q"));
+    const Var q = ad::sigmoid(logit_q);
+    const Var one_minus_q = ad::sigmoid(ad::neg(logit_q));
+    const Var V = get(p, key(l, "V"));
+    const Var vscale = ad::mul(q, ad::exp(get(p, key(l, "log_v_scale"))));
+    sh.kernel_weight.push_back(ad::scale(one_minus_q, 1.0 / nu));
+    sh.v_term.push_back(ad::mul(vscale, ad::matmul(V, V, false, true)));
+  }
+  return sh;
+}
+
+Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
+                            random::Stream& rng, Trace* trace) const {
   ad::Tape& tape = X.tape();
   Var Fi = get(p, "inducing_inputs");
   Var Ft = X;
@@ -149,13 +164,7 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Var& X, random::Stream& rng,
     // ---- hidden Wishart layer l: Q(G_ii^l | G_ii^{l-1}) and P(G_ii^l | G_ii^{l-1}) ----
     const Var Lk = ad::cholesky(Kii, "dwp K_ii");
     const Var Lp = ad::scale(Lk, 1.0 / std::sqrt(nu));  // chol(K_ii / nu), the prior's scale
-    const Var logit_q = get(p, key(l, "logit_q"));
-    const Var q = ad::sigmoid(logit_q);
-    const Var one_minus_q = ad::sigmoid(ad::neg(logit_q));
-    const Var V = get(p, key(l, "V"));
-    const Var vscale = ad::mul(q, ad::exp(get(p, key(l, "log_v_scale"))));
-    Var Psi = ad::mul(ad::scale(one_minus_q, 1.0 / nu), Kii) +
-              ad::mul(vscale, ad::matmul(V, V, false, true));
+    Var Psi = ad::mul(shared.kernel_weight[l - 1], Kii) + shared.v_term[l - 1];
     if (cfg_.q_jitter > 0.0) {
       Psi = Psi + tape.constant(cfg_.q_jitter * Psi.val().max() * arma::eye(P, P));
     }
@@ -220,9 +229,10 @@ ElboEstimate Dwp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y, 
   const Var log_s2 = get(p, "likelihood.log_noise_var");
   const Var inv_s2 = ad::exp(ad::neg(log_s2));
   const double B = double(X.n_rows);
+  const Shared shared = prepare(p);
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
   for (size_t s = 0; s < samples; ++s) {
-    const SampleOut o = forward(p, Xv, rng, nullptr);
+    const SampleOut o = forward(p, shared, Xv, rng, nullptr);
     // Analytic E_{f ~ N(m, v)} log N(y; f, s2) summed over the batch.
     const Var sq = ad::sum(ad::square(yv - o.f_mean) + o.f_var);
     const Var ell = ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
@@ -246,10 +256,18 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
   pred.mean.set_size(X.n_rows, samples);
   pred.var.set_size(X.n_rows, samples);
   const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+  ad::Tape shared_tape;  // constants only: no closures are recorded
+  const VarMap shared_p = to_vars(shared_tape, params, false);
+  const Shared shared = prepare(shared_p);
   for (size_t s = 0; s < samples; ++s) {
-    ad::Tape tape;  // constants only: no closures are recorded
+    ad::Tape tape;
     const VarMap p = to_vars(tape, params, false);
-    const SampleOut o = forward(p, tape.constant(X), rng, nullptr);
+    Shared local;  // the shared values as constants on this sample's tape
+    for (size_t l = 0; l < shared.v_term.size(); ++l) {
+      local.kernel_weight.push_back(tape.constant(shared.kernel_weight[l].val()));
+      local.v_term.push_back(tape.constant(shared.v_term[l].val()));
+    }
+    const SampleOut o = forward(p, local, tape.constant(X), rng, nullptr);
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
   }
@@ -260,7 +278,7 @@ Dwp::Trace Dwp::trace(const ParamMap& params, const arma::mat& X, random::Stream
   Trace t;
   ad::Tape tape;
   const VarMap p = to_vars(tape, params, false);
-  forward(p, tape.constant(X), rng, &t);
+  forward(p, prepare(p), tape.constant(X), rng, &t);
   return t;
 }
 

@@ -103,8 +103,15 @@ class Dwp final : public Model {
   struct SampleOut {
     autodiff::Var f_mean, f_var, logpq;  // output layer: B x 1, B x 1, 1 x 1
   };
-  SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng,
-                    Trace* trace) const;
+  /// The sample-independent parts of Psi_l = w_l K_ii + V_term_l per hidden layer, computed once
+  /// per ELBO / prediction call (V V^T is a P^3 product).
+  struct Shared {
+    std::vector<autodiff::Var> kernel_weight;  ///< (1 - q_l) / nu, 1 x 1
+    std::vector<autodiff::Var> v_term;         ///< q_l exp(v_scale_l) V_l V_l^T, P x P
+  };
+  Shared prepare(const VarMap& p) const;
+  SampleOut forward(const VarMap& p, const Shared& shared, const autodiff::Var& X,
+                    random::Stream& rng, Trace* trace) const;
 
   DwpConfig cfg_;
   size_t d0_ = 0, width_ = 0, m_ = 0;  // m = min(P, nu) Bartlett columns

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/dsvi_dgp.hpp"
+#include "models/dwp.hpp"
 #include "models/gi_dgp.hpp"
 #include "models/sgp.hpp"
 #include "util/error.hpp"
@@ -45,7 +46,18 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     throw ConfigError(
         fmt::format("dgp: unknown inference '{}' (dsvi, global-inducing)", spec.inference));
   }
-  if (spec.model == "nngp" || spec.model == "diwp" || spec.model == "dwp") {
+  if (spec.model == "dwp") {
+    if (spec.kernel != "se") {
+      throw ConfigError(fmt::format("dwp: kernel '{}' is not available (se only)", spec.kernel));
+    }
+    DwpConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.width = spec.width;
+    cfg.inducing = spec.inducing;
+    cfg.posterior = parse_dwp_posterior(spec.posterior);  // empty -> gw
+    return std::make_unique<Dwp>(cfg, X_train, y_train, init);
+  }
+  if (spec.model == "nngp" || spec.model == "diwp") {
     throw NotImplementedError(fmt::format(
         "model '{}' is not implemented yet (issue 6: deep kernel processes)", spec.model));
   }

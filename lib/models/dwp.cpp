@@ -1,0 +1,285 @@
+#include "models/dwp.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autodiff/ops.hpp"
+#include "autodiff/ops_linalg.hpp"
+#include "autodiff/ops_shape.hpp"
+#include "autodiff/ops_special.hpp"
+#include "distributions/gw.hpp"
+#include "distributions/wishart.hpp"
+#include "kernels/se.hpp"
+#include "layers/gigp.hpp"
+#include "util/error.hpp"
+
+namespace dkp::models {
+
+namespace ad = dkp::autodiff;
+namespace dist = dkp::distributions;
+using autodiff::Var;
+
+namespace {
+
+std::string key(size_t layer, const char* what) {
+  return fmt::format("layer{}.{}", layer, what);
+}
+
+}  // namespace
+
+DwpPosterior parse_dwp_posterior(const std::string& name) {
+  if (name.empty() || name == "gw") return DwpPosterior::Gw;
+  if (name == "agw") return DwpPosterior::Agw;
+  if (name == "abgw") return DwpPosterior::Abgw;
+  throw ConfigError(fmt::format("dwp: unknown posterior '{}' (gw, agw, abgw)", name));
+}
+
+std::string to_string(DwpPosterior p) {
+  switch (p) {
+    case DwpPosterior::Gw:
+      return "gw";
+    case DwpPosterior::Agw:
+      return "agw";
+    case DwpPosterior::Abgw:
+      return "abgw";
+  }
+  return "?";
+}
+
+Dwp::Dwp(const DwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
+         random::Stream& init)
+    : cfg_(cfg) {
+  if (cfg.depth < 1) throw ConfigError("dwp: depth must be at least 1");
+  if (X_train.n_rows != y_train.n_elem || X_train.n_rows < 2) {
+    throw ConfigError(
+        fmt::format("dwp: {} training inputs and {} targets", X_train.n_rows, y_train.n_elem));
+  }
+  d0_ = X_train.n_cols;
+  width_ = cfg.width > 0 ? cfg.width : d0_;
+  cfg_.inducing = std::min<size_t>(cfg.inducing, X_train.n_rows);
+  const size_t P = cfg_.inducing;
+  m_ = std::min(P, width_);
+  const arma::uword pick_n = P;
+  const arma::uvec pick = random::permutation(init, X_train.n_rows).head(pick_n);
+  init_["inducing_inputs"] = X_train.rows(pick);
+  for (size_t l = 1; l <= cfg.depth; ++l) {
+    init_[key(l, "log_lengthscale")] = arma::zeros(1, l == 1 ? d0_ : 1);
+    init_[key(l, "log_variance")] = arma::zeros(1, 1);
+    if (l == cfg.depth) {
+      // Output GIGP layer: as GiDgp's output layer.
+      init_[key(l, "v")] = arma::mat(y_train.elem(pick));
+      init_[key(l, "L_loc")] = arma::eye(P, P);
+      init_[key(l, "L_scale")] = arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
+      continue;
+    }
+    // Hidden Wishart layer: bayesfunc@dwp WishartLayer inits (notes section 3).
+    init_[key(l, "logit_q")] = arma::mat(1, 1, arma::fill::value(cfg.logit_q_init));
+    init_[key(l, "V")] = random::normal_matrix(init, P, P);
+    init_[key(l, "log_v_scale")] = arma::mat(1, 1, arma::fill::value(-std::log(double(P))));
+    arma::mat log_alpha(m_, 1);
+    for (size_t j = 0; j < m_; ++j) log_alpha(j, 0) = std::log(0.5 * double(width_ - j));
+    init_[key(l, "log_alpha")] = log_alpha;
+    init_[key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
+    init_[key(l, "mu")] =
+        random::normal_matrix(init, P, m_) * (cfg.mu_init_scale / std::sqrt(double(m_)));
+    init_[key(l, "log_sigma")] = arma::mat(P, m_, arma::fill::value(cfg.log_sigma_init));
+    if (cfg.posterior != DwpPosterior::Gw) init_[key(l, "A_prime")] = arma::eye(P, P);
+    if (cfg.posterior == DwpPosterior::Abgw) init_[key(l, "B")] = arma::eye(m_, m_);
+  }
+  init_["likelihood.log_noise_var"] =
+      arma::mat(1, 1, arma::fill::value(std::log(cfg.noise_var_init)));
+}
+
+std::string Dwp::describe() const {
+  return fmt::format(
+      "deep Wishart process ({} posterior): depth {}, width {}, {} inducing points, SE kernel "
+      "(ARD in layer 1), global-inducing output layer",
+      to_string(cfg_.posterior), cfg_.depth, width_, cfg_.inducing);
+}
+
+ParamMap Dwp::with_prior_posterior(const ParamMap& params) const {
+  ParamMap out = params;
+  const size_t P = cfg_.inducing;
+  for (size_t l = 1; l < cfg_.depth; ++l) {
+    out[key(l, "logit_q")] = arma::mat(1, 1, arma::fill::value(-1000.0));  // q = 0 exactly
+    arma::mat log_alpha(m_, 1);
+    for (size_t j = 0; j < m_; ++j) log_alpha(j, 0) = std::log(0.5 * double(width_ - j));
+    out[key(l, "log_alpha")] = log_alpha;
+    out[key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
+    out[key(l, "mu")] = arma::zeros(P, m_);
+    out[key(l, "log_sigma")] = arma::zeros(P, m_);
+    if (cfg_.posterior != DwpPosterior::Gw) out[key(l, "A_prime")] = arma::eye(P, P);
+    if (cfg_.posterior == DwpPosterior::Abgw) out[key(l, "B")] = arma::eye(m_, m_);
+  }
+  return out;
+}
+
+Dwp::Shared Dwp::prepare(const VarMap& p) const {
+  Shared sh;
+  const double nu = double(width_);
+  for (size_t l = 1; l < cfg_.depth; ++l) {
+    const Var logit_q = get(p, key(l, "logit_q"));
+    const Var q = ad::sigmoid(logit_q);
+    const Var one_minus_q = ad::sigmoid(ad::neg(logit_q));
+    const Var V = get(p, key(l, "V"));
+    const Var vscale = ad::mul(q, ad::exp(get(p, key(l, "log_v_scale"))));
+    sh.kernel_weight.push_back(ad::scale(one_minus_q, 1.0 / nu));
+    sh.v_term.push_back(ad::mul(vscale, ad::matmul(V, V, false, true)));
+  }
+  return sh;
+}
+
+Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
+                            random::Stream& rng, Trace* trace) const {
+  ad::Tape& tape = X.tape();
+  Var Fi = get(p, "inducing_inputs");
+  Var Ft = X;
+  const arma::uword P = Fi.n_rows(), B = X.n_rows();
+  const double nu = double(width_);
+  const int nu_int = int(width_);
+  Var logpq = tape.constant(0.0);
+  for (size_t l = 1; l <= cfg_.depth; ++l) {
+    // SE kernel on Gram distances. Layer 1: G_0 = X X^T / nu_0, so the inputs are scaled by
+    // 1 / (sqrt(nu_0) l_d); deeper layers: G = F F^T, so the features are scaled by 1 / l.
+    Var log_ell = get(p, key(l, "log_lengthscale"));
+    if (l == 1) log_ell = ad::add_scalar(log_ell, 0.5 * std::log(double(d0_)));
+    const Var h = ad::exp(get(p, key(l, "log_variance")));
+    const Var Fi_s = kernels::scale_columns(Fi, log_ell);
+    const Var Ft_s = kernels::scale_columns(Ft, log_ell);
+    const Var Kii =
+        ad::mul(h, kernels::se_unit_sym(Fi_s) + tape.constant(cfg_.jitter * arma::eye(P, P)));
+    const Var Kit = ad::mul(h, kernels::se_unit(Fi_s, Ft_s));
+
+    if (l == cfg_.depth) {
+      layers::KernelBlocks k{Kii, Kit, ad::mul(h, tape.constant(arma::ones(B, 1)))};
+      layers::GigpParams gp{get(p, key(l, "v")), get(p, key(l, "L_loc")),
+                            get(p, key(l, "L_scale"))};
+      const layers::GigpOutput out = layers::gigp_forward(k, gp, rng);
+      if (trace) trace->output_logpq = out.logpq.scalar();
+      return {out.f_mean, out.f_var, logpq + out.logpq};
+    }
+
+    // ---- hidden Wishart layer l: Q(G_ii^l | G_ii^{l-1}) and P(G_ii^l | G_ii^{l-1}) ----
+    const Var Lk = ad::cholesky(Kii, "dwp K_ii");
+    const Var Lp = ad::scale(Lk, 1.0 / std::sqrt(nu));  // chol(K_ii / nu), the prior's scale
+    Var Psi = ad::mul(shared.kernel_weight[l - 1], Kii) + shared.v_term[l - 1];
+    if (cfg_.q_jitter > 0.0) {
+      Psi = Psi + tape.constant(cfg_.q_jitter * Psi.val().max() * arma::eye(P, P));
+    }
+    const Var Lq = ad::cholesky(Psi, "dwp posterior scale Psi");
+
+    const dist::BartlettParams bp{ad::exp(get(p, key(l, "log_alpha"))),
+                                  ad::exp(get(p, key(l, "log_beta"))), get(p, key(l, "mu")),
+                                  ad::exp(get(p, key(l, "log_sigma")))};
+    // Sticking the landing: the Bartlett parameters enter log Q as constants.
+    const dist::BartlettParams bq = cfg_.sticking_the_landing ? dist::detached(bp) : bp;
+    dist::PsdSample s;
+    Var logq;
+    switch (cfg_.posterior) {
+      case DwpPosterior::Gw:
+        s = dist::gw_sample(Lq, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::gw_log_prob(s, Lq, nu_int, bq);
+        break;
+      case DwpPosterior::Agw: {
+        const Var A = ad::matmul(Lq, get(p, key(l, "A_prime")));
+        s = dist::agw_sample(A, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::agw_log_prob(s, A, nu_int, bq);
+        break;
+      }
+      case DwpPosterior::Abgw: {
+        const Var A = ad::matmul(Lq, get(p, key(l, "A_prime")));
+        const Var Bm = get(p, key(l, "B"));
+        s = dist::abgw_sample(A, Bm, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::abgw_log_prob(s, A, Bm, nu_int, bq);
+        break;
+      }
+    }
+    const Var logp = dist::wishart_log_prob_factor(s.F, Lp, nu);
+    const Var layer_logpq = logp - logq;
+    logpq = logpq + layer_logpq;
+
+    // ---- train/test features from the conditional prior (GW paper eqs. 40-44) ----
+    const Var Fi_new =
+        width_ > m_ ? ad::join_horiz(s.F, tape.constant(arma::zeros(P, width_ - m_))) : s.F;
+    const Var Ak = ad::solve_lower(Lk, Kit);  // L_K^{-1} K_it, P x B
+    const Var mean = ad::matmul(Ak, ad::solve_lower(Lk, Fi_new), true, false);  // B x nu
+    // Sigma_tt.i = (k_tt - k_ti K_ii^{-1} k_it) / nu with k_tt = h (SE diagonal).
+    const Var schur = ad::mul(h, tape.constant(arma::ones(B, 1))) -
+                      ad::matmul(ad::square(Ak), tape.constant(arma::ones(P, 1)), true, false);
+    const Var sd = ad::sqrt(ad::scale(schur, 1.0 / nu));
+    const Var Ft_new =
+        mean + ad::mul_each_col(tape.constant(random::normal_matrix(rng, B, width_)), sd);
+    Fi = Fi_new;
+    Ft = Ft_new;
+    if (trace) {
+      trace->features.push_back(arma::join_vert(Fi.val(), Ft.val()));
+      trace->layer_logpq.push_back(layer_logpq.scalar());
+    }
+  }
+  throw Error("dwp: unreachable");
+}
+
+ElboEstimate Dwp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y, double n_train,
+                       size_t samples, double kl_weight, random::Stream& rng) const {
+  ad::Tape& tape = get(p, "inducing_inputs").tape();
+  const Var Xv = tape.constant(X);
+  const Var yv = tape.constant(y);
+  const Var log_s2 = get(p, "likelihood.log_noise_var");
+  const Var inv_s2 = ad::exp(ad::neg(log_s2));
+  const double B = double(X.n_rows);
+  const Shared shared = prepare(p);
+  Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
+  for (size_t s = 0; s < samples; ++s) {
+    const SampleOut o = forward(p, shared, Xv, rng, nullptr);
+    // Analytic E_{f ~ N(m, v)} log N(y; f, s2) summed over the batch.
+    const Var sq = ad::sum(ad::square(yv - o.f_mean) + o.f_var);
+    const Var ell = ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
+                    tape.constant(0.5 * B * std::log(2.0 * M_PI));
+    ell_total = ell_total + ell;
+    logpq_total = logpq_total + o.logpq;
+  }
+  const double S = double(samples);
+  const Var ell_mean = ad::scale(ell_total, 1.0 / (S * B));
+  const Var kl = ad::scale(logpq_total, -1.0 / (S * n_train));  // (log q - log p) / N
+  ElboEstimate e;
+  e.elbo = ell_mean - ad::scale(kl, kl_weight);
+  e.expected_loglik = ell_mean.scalar();
+  e.kl = kl.scalar();
+  return e;
+}
+
+Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
+                        random::Stream& rng) const {
+  Predictive pred;
+  pred.mean.set_size(X.n_rows, samples);
+  pred.var.set_size(X.n_rows, samples);
+  const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+  ad::Tape shared_tape;  // constants only: no closures are recorded
+  const VarMap shared_p = to_vars(shared_tape, params, false);
+  const Shared shared = prepare(shared_p);
+  for (size_t s = 0; s < samples; ++s) {
+    ad::Tape tape;
+    const VarMap p = to_vars(tape, params, false);
+    Shared local;  // the shared values as constants on this sample's tape
+    for (size_t l = 0; l < shared.v_term.size(); ++l) {
+      local.kernel_weight.push_back(tape.constant(shared.kernel_weight[l].val()));
+      local.v_term.push_back(tape.constant(shared.v_term[l].val()));
+    }
+    const SampleOut o = forward(p, local, tape.constant(X), rng, nullptr);
+    pred.mean.col(s) = o.f_mean.val();
+    pred.var.col(s) = o.f_var.val() + noise;
+  }
+  return pred;
+}
+
+Dwp::Trace Dwp::trace(const ParamMap& params, const arma::mat& X, random::Stream& rng) const {
+  Trace t;
+  ad::Tape tape;
+  const VarMap p = to_vars(tape, params, false);
+  forward(p, prepare(p), tape.constant(X), rng, &t);
+  return t;
+}
+
+}  // namespace dkp::models

@@ -1,0 +1,398 @@
+// Deep Wishart process: ELBO gradients at a fixed noise draw for every parameter and posterior,
+// sticking-the-landing, prior equivalence with the DGP prior, Q = P gives zero KL, predictions and
+// the factory.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "autodiff/gradcheck.hpp"
+#include "models/dwp.hpp"
+#include "models/factory.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+namespace ad = dkp::autodiff;
+using dkp::models::Dwp;
+using dkp::models::DwpConfig;
+using dkp::models::DwpPosterior;
+using dkp::models::ParamMap;
+
+namespace {
+
+struct Tiny {
+  arma::mat X;
+  arma::vec y;
+};
+
+Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
+  dkp::random::Stream s(seed);
+  Tiny t;
+  t.X = dkp::random::normal_matrix(s, n, d);
+  t.y = arma::sin(t.X.col(0)) + 0.1 * dkp::random::normal_matrix(s, n, 1);
+  return t;
+}
+
+const DwpPosterior kPosteriors[] = {DwpPosterior::Gw, DwpPosterior::Agw, DwpPosterior::Abgw};
+
+bool is_bartlett_param(const std::string& name) {
+  for (const char* s : {".log_alpha", ".log_beta", ".mu", ".log_sigma"}) {
+    const std::string suffix(s);
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Initial values perturbed so that no parameter sits at a special point.
+void jiggled(const ParamMap& init, uint64_t seed, std::vector<std::string>& names,
+             std::vector<arma::mat>& values) {
+  dkp::random::Stream jiggle(seed);
+  for (const auto& [name, v] : init) {
+    names.push_back(name);
+    values.push_back(v + 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols));
+  }
+}
+
+ad::ScalarFunction elbo_function(const Dwp& model, const Tiny& data,
+                                 const std::vector<std::string>& names, uint64_t noise_seed) {
+  return [&model, &data, names, noise_seed](ad::Tape&, const std::vector<ad::Var>& vars) {
+    dkp::models::VarMap p;
+    for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
+    dkp::random::Stream noise(noise_seed);  // fixed noise draw
+    return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;
+  };
+}
+
+struct Shape {
+  size_t depth, width;
+};
+
+}  // namespace
+
+TEST_CASE("DWP ELBO gradients match finite differences for every parameter (all posteriors)") {
+  // P = 4 inducing points, 2 input features; widths below (nu < P), equal to and above P.
+  const Shape shapes[] = {{1, 0}, {2, 2}, {2, 6}, {3, 3}, {3, 5}};
+  for (DwpPosterior post : kPosteriors) {
+    for (const Shape& sh : shapes) {
+      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(sh.depth);
+      CAPTURE(sh.width);
+      const Tiny data = tiny_data(7, 2, dkp::test::seed() + sh.depth);
+      DwpConfig cfg;
+      cfg.depth = sh.depth;
+      cfg.width = sh.width;
+      cfg.inducing = 4;
+      cfg.posterior = post;
+      cfg.log_prec_init = 0.0;
+      cfg.logit_q_init = -1.0;           // V matters
+      cfg.q_jitter = 0.0;                // its max(Psi) scale is not differentiated (by design)
+      cfg.sticking_the_landing = false;  // the gradient of the estimate itself
+      cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;  // smooth in alpha, beta
+      dkp::random::Stream init(dkp::test::seed());
+      const Dwp model(cfg, data.X, data.y, init);
+      std::vector<std::string> names;
+      std::vector<arma::mat> values;
+      jiggled(model.initial_parameters(), dkp::test::seed() + 99, names, values);
+      ad::Tolerances tol;
+      tol.rel = 1e-5;
+      const auto r = ad::check_gradient(elbo_function(model, data, names, 12345), values, tol);
+      INFO(r.detail);
+      CHECK(r.ok);
+    }
+  }
+}
+
+TEST_CASE(
+    "DWP sticking the landing: only the Bartlett parameters' gradients change, by a "
+    "zero-mean score term") {
+  for (DwpPosterior post : kPosteriors) {
+    CAPTURE(dkp::models::to_string(post));
+    const Tiny data = tiny_data(7, 2, 5);
+    DwpConfig cfg;
+    cfg.depth = 3;
+    cfg.width = 3;
+    cfg.inducing = 4;
+    cfg.posterior = post;
+    cfg.logit_q_init = -1.0;
+    cfg.q_jitter = 0.0;
+    cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
+    DwpConfig cfg_full = cfg;
+    cfg.sticking_the_landing = true;
+    cfg_full.sticking_the_landing = false;
+    dkp::random::Stream init1(3), init2(3);
+    const Dwp stl(cfg, data.X, data.y, init1);
+    const Dwp full(cfg_full, data.X, data.y, init2);
+    std::vector<std::string> names;
+    std::vector<arma::mat> values;
+    jiggled(stl.initial_parameters(), 17, names, values);
+
+    // With STL on, the non-Bartlett parameters still get the exact gradient of the estimate.
+    std::vector<size_t> others;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!is_bartlett_param(names[i])) others.push_back(i);
+    ad::Tolerances tol;
+    tol.rel = 1e-5;
+    const auto r = ad::check_gradient(elbo_function(stl, data, names, 777), values, tol, others);
+    INFO(r.detail);
+    CHECK(r.ok);
+
+    // The difference full - STL is the score of log Q w.r.t. the Bartlett parameters (times the
+    // KL weight / N): not zero at a draw, zero in expectation over draws.
+    const size_t n = 400;
+    std::vector<arma::mat> sum, sumsq;
+    bool any_nonzero = false;
+    for (size_t k = 0; k < n; ++k) {
+      const auto gs = ad::gradients(elbo_function(stl, data, names, 1000 + k), values);
+      const auto gf = ad::gradients(elbo_function(full, data, names, 1000 + k), values);
+      if (k == 0) {
+        sum.resize(names.size());
+        sumsq.resize(names.size());
+        for (size_t i = 0; i < names.size(); ++i) {
+          sum[i].zeros(values[i].n_rows, values[i].n_cols);
+          sumsq[i].zeros(values[i].n_rows, values[i].n_cols);
+        }
+      }
+      for (size_t i = 0; i < names.size(); ++i) {
+        const arma::mat d = gf[i] - gs[i];
+        if (!is_bartlett_param(names[i])) {
+          CHECK(arma::abs(d).max() <= 1e-10 * (1.0 + arma::abs(gf[i]).max()));
+        } else if (arma::abs(d).max() > 1e-6) {
+          any_nonzero = true;
+        }
+        sum[i] += d;
+        sumsq[i] += arma::square(d);
+      }
+    }
+    CHECK(any_nonzero);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!is_bartlett_param(names[i])) continue;
+      const arma::mat mean = sum[i] / double(n);
+      const arma::mat se = arma::sqrt((sumsq[i] / double(n) - arma::square(mean)) / double(n));
+      for (arma::uword e = 0; e < mean.n_elem; ++e) {
+        if (se[e] == 0.0) continue;  // entries Q does not read (upper triangle of mu, sigma)
+        INFO(names[i] << "[" << e << "] mean " << mean[e] << " se " << se[e]);
+        CHECK(std::abs(mean[e]) < 4.5 * se[e]);
+      }
+    }
+  }
+}
+
+namespace {
+
+// One draw of the DGP prior's hidden Gram matrices G_1, ..., G_{depth-1} at the points Xall
+// (first P rows are the inducing points): the same SE kernels (ARD on the inputs in layer 1) and
+// the same jitter on the inducing block as the DWP; features F_l ~ N(0, K_l) with nu columns,
+// G_l = F_l F_l^T / nu.
+std::vector<arma::mat> dgp_prior_grams(const arma::mat& Xall, size_t P, size_t depth, size_t nu,
+                                       const ParamMap& p, double jitter, dkp::random::Stream& s) {
+  std::vector<arma::mat> out;
+  const size_t n = Xall.n_rows;
+  arma::mat G = Xall * Xall.t() / double(Xall.n_cols);
+  // For layer 1 use the ARD form on the inputs: R_ij = sum_d (x_id - x_jd)^2 / (nu0 l_d^2).
+  for (size_t l = 1; l < depth; ++l) {
+    const arma::mat log_ell = p.at(fmt::format("layer{}.log_lengthscale", l));
+    const double h = std::exp(p.at(fmt::format("layer{}.log_variance", l))(0, 0));
+    arma::mat K(n, n);
+    if (l == 1) {
+      arma::mat Xs = Xall;
+      for (arma::uword d = 0; d < Xs.n_cols; ++d)
+        Xs.col(d) /= std::exp(log_ell(0, d)) * std::sqrt(double(Xall.n_cols));
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < n; ++j)
+          K(i, j) = h * std::exp(-0.5 * arma::accu(arma::square(Xs.row(i) - Xs.row(j))));
+    } else {
+      const double ell2 = std::exp(2.0 * log_ell(0, 0));
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < n; ++j)
+          K(i, j) = h * std::exp(-0.5 * (G(i, i) + G(j, j) - 2.0 * G(i, j)) / ell2);
+    }
+    for (size_t i = 0; i < P; ++i) K(i, i) += jitter * h;
+    const arma::mat L = arma::chol(K + 1e-12 * arma::eye(n, n), "lower");
+    const arma::mat F = L * dkp::random::normal_matrix(s, n, nu);
+    G = F * F.t() / double(nu);
+    out.push_back(G);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("DWP prior: hidden Gram matrices agree in distribution with the DGP prior") {
+  // P = 3 inducing points and one train point, depth 3 (two Wishart layers), nu < P and nu > P.
+  const size_t P = 3, depth = 3, n_draws = 20000;
+  for (size_t nu : {2, 5}) {
+    CAPTURE(nu);
+    const Tiny data = tiny_data(6, 2, 11);
+    DwpConfig cfg;
+    cfg.depth = depth;
+    cfg.width = nu;
+    cfg.inducing = P;
+    dkp::random::Stream init(2);
+    const Dwp model(cfg, data.X, data.y, init);
+    ParamMap p = model.with_prior_posterior(model.initial_parameters());
+    p["layer1.log_lengthscale"] = arma::mat{{0.2, -0.3}};
+    p["layer1.log_variance"] = arma::mat(1, 1, arma::fill::value(0.3));
+    p["layer2.log_lengthscale"] = arma::mat(1, 1, arma::fill::value(0.1));
+    p["layer2.log_variance"] = arma::mat(1, 1, arma::fill::value(-0.2));
+    const arma::mat Xt = data.X.rows(0, 0) + 0.4;  // one train point, not an inducing input
+    const arma::mat Xall = arma::join_vert(p.at("inducing_inputs"), Xt);
+    const size_t n = P + 1;
+
+    // Moments of every entry of G_1 and G_2 (lower triangle incl. diagonal), both models.
+    std::vector<arma::mat> s1(2, arma::zeros(n, n)), s2(2, arma::zeros(n, n)),
+        s4(2, arma::zeros(n, n)), d1(2, arma::zeros(n, n)), d2(2, arma::zeros(n, n)),
+        d4(2, arma::zeros(n, n));
+    dkp::random::Stream rng_dwp(101), rng_dgp(202);
+    for (size_t k = 0; k < n_draws; ++k) {
+      const auto tr = model.trace(p, Xt, rng_dwp);
+      REQUIRE(tr.features.size() == 2);
+      const auto gd = dgp_prior_grams(Xall, P, depth, nu, p, cfg.jitter, rng_dgp);
+      for (size_t l = 0; l < 2; ++l) {
+        const arma::mat G = tr.features[l] * tr.features[l].t();
+        s1[l] += G;
+        s2[l] += arma::square(G);
+        s4[l] += arma::square(arma::square(G));
+        d1[l] += gd[l];
+        d2[l] += arma::square(gd[l]);
+        d4[l] += arma::square(arma::square(gd[l]));
+      }
+    }
+    const double N = double(n_draws);
+    for (size_t l = 0; l < 2; ++l) {
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j <= i; ++j) {
+          CAPTURE(l + 1);
+          CAPTURE(i);
+          CAPTURE(j);
+          const double ma = s1[l](i, j) / N, mb = d1[l](i, j) / N;
+          const double va = s2[l](i, j) / N - ma * ma, vb = d2[l](i, j) / N - mb * mb;
+          CHECK(std::abs(ma - mb) < 4.0 * std::sqrt((va + vb) / N));
+          // Second moments: SE of a mean of G^2 from the fourth moment.
+          const double qa = s2[l](i, j) / N, qb = d2[l](i, j) / N;
+          const double wa = s4[l](i, j) / N - qa * qa, wb = d4[l](i, j) / N - qb * qb;
+          CHECK(std::abs(qa - qb) < 4.0 * std::sqrt((wa + wb) / N));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("DWP: posterior parameters equal to the prior's give log P - log Q = 0 at every sample") {
+  const Tiny data = tiny_data(9, 2, 21);
+  for (DwpPosterior post : kPosteriors) {
+    for (size_t nu : {2, 3, 6}) {  // P = 4: nu < P and nu > P
+      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(nu);
+      DwpConfig cfg;
+      cfg.depth = 3;
+      cfg.width = nu;
+      cfg.inducing = 4;
+      cfg.posterior = post;
+      cfg.q_jitter = 0.0;
+      dkp::random::Stream init(4);
+      const Dwp model(cfg, data.X, data.y, init);
+      const ParamMap prior = model.with_prior_posterior(model.initial_parameters());
+      // A-GW / AB-GW: A' orthogonal (not triangular) and B = diag(+-1) leave Q = P, since
+      // R T T^T R^T ~ W(I, nu) for orthogonal R; this exercises the |det A| and T-recovery terms.
+      ParamMap rotated = prior;
+      if (post != DwpPosterior::Gw) {
+        dkp::random::Stream rs(8);
+        for (size_t l = 1; l < cfg.depth; ++l) {
+          arma::mat Qm, Rm;
+          arma::qr(Qm, Rm, dkp::random::normal_matrix(rs, 4, 4));
+          rotated[fmt::format("layer{}.A_prime", l)] = Qm;
+          if (post == DwpPosterior::Abgw) {
+            const size_t m = std::min<size_t>(4, nu);
+            arma::mat Bm = arma::eye(m, m);
+            Bm(0, 0) = -1.0;
+            rotated[fmt::format("layer{}.B", l)] = Bm;
+          }
+        }
+      }
+      dkp::random::Stream rng(31);
+      for (size_t k = 0; k < 20; ++k) {
+        for (const ParamMap* pm : {&prior, static_cast<const ParamMap*>(&rotated)}) {
+          const auto tr = model.trace(*pm, data.X, rng);
+          REQUIRE(tr.layer_logpq.size() == 2);
+          for (double lpq : tr.layer_logpq) CHECK(std::abs(lpq) < 1e-8);
+        }
+      }
+      // Control: a posterior away from the prior gives a non-zero log P - log Q.
+      ParamMap moved = prior;
+      moved["layer1.logit_q"] = arma::zeros(1, 1);
+      moved["layer2.log_sigma"] += 0.3;
+      const auto tr = model.trace(moved, data.X, rng);
+      CHECK(std::abs(tr.layer_logpq[0]) > 1e-3);
+      CHECK(std::abs(tr.layer_logpq[1]) > 1e-3);
+    }
+  }
+}
+
+TEST_CASE("DWP predictions: one column per sample, finite, positive variances, seed-determined") {
+  const Tiny data = tiny_data(30, 3, 1);
+  for (DwpPosterior post : kPosteriors) {
+    for (size_t width : {0, 12}) {  // nu = 3 < P = 10 and nu = 12 > P
+      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(width);
+      DwpConfig cfg;
+      cfg.depth = 3;
+      cfg.width = width;
+      cfg.inducing = 10;
+      cfg.posterior = post;
+      dkp::random::Stream init(3);
+      const Dwp model(cfg, data.X, data.y, init);
+      dkp::random::Stream r1(4), r2(4);
+      const auto p1 = model.predict(model.initial_parameters(), data.X.rows(0, 4), 6, r1);
+      const auto p2 = model.predict(model.initial_parameters(), data.X.rows(0, 4), 6, r2);
+      CHECK(p1.mean.n_rows == 5);
+      CHECK(p1.mean.n_cols == 6);
+      CHECK(p1.var.n_rows == 5);
+      CHECK(p1.var.n_cols == 6);
+      CHECK(p1.mean.is_finite());
+      CHECK(p1.var.is_finite());
+      CHECK(p1.var.min() > 0.0);
+      CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
+      // The ELBO estimate is finite too.
+      ad::Tape tape;
+      const auto vars = dkp::models::to_vars(tape, model.initial_parameters(), true);
+      dkp::random::Stream r3(5);
+      const auto e = model.elbo(vars, data.X, data.y, 30.0, 3, 1.0, r3);
+      CHECK(std::isfinite(e.elbo.scalar()));
+      CHECK(std::isfinite(e.kl));
+    }
+  }
+}
+
+TEST_CASE("factory builds the DWP for gw, agw, abgw (empty: gw) and rejects other posteriors") {
+  const Tiny data = tiny_data(20, 3, 2);
+  dkp::models::ModelSpec spec;
+  spec.model = "dwp";
+  spec.depth = 2;
+  spec.inducing = 5;
+  for (const char* post : {"", "gw", "agw", "abgw"}) {
+    CAPTURE(post);
+    spec.posterior = post;
+    dkp::random::Stream init(1);
+    const auto m = dkp::models::make_model(spec, data.X, data.y, init);
+    const std::string expected = std::string(*post ? post : "gw") + " posterior";
+    CHECK(m->describe().find(expected) != std::string::npos);
+    CHECK((m->initial_parameters().count("layer1.A_prime") == 1) ==
+          (std::string(post) == "agw" || std::string(post) == "abgw"));
+    CHECK((m->initial_parameters().count("layer1.B") == 1) == (std::string(post) == "abgw"));
+  }
+  spec.posterior = "iw";
+  dkp::random::Stream init(1);
+  CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
+  spec.posterior = "gw";
+  spec.kernel = "relu";
+  CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
+  spec.kernel = "se";
+  spec.model = "nngp";
+  CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::NotImplementedError);
+}

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "models/diwp.hpp"
 #include "models/gi_dgp.hpp"
+#include "models/nngp.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -23,6 +25,21 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     throw NotImplementedError(
         fmt::format("model '{}{}' is not implemented yet (issue 5: SVGP layer, SGP and DSVI DGP)",
                     spec.model, spec.inference.empty() ? "" : " --inference " + spec.inference));
+  }
+  if (spec.model == "nngp" || spec.model == "diwp") {
+    if (spec.kernel != "relu" && spec.kernel != "se") {
+      throw ConfigError(
+          fmt::format("{}: kernel '{}' is not available (relu, se)", spec.model, spec.kernel));
+    }
+    DiwpConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.kernel = spec.kernel;
+    cfg.inducing = spec.inducing;
+    if (spec.model == "nngp") {
+      return std::make_unique<Nngp>(static_cast<const GramModelConfig&>(cfg), X_train, y_train,
+                                    init);
+    }
+    return std::make_unique<Diwp>(cfg, X_train, y_train, init);
   }
   if (spec.model == "nngp" || spec.model == "diwp" || spec.model == "dwp") {
     throw NotImplementedError(fmt::format(

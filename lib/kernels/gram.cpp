@@ -110,7 +110,7 @@ Var arccos_relu(const Var& C, const Var& a, const Var& b) {
       // the value (computing r = sqrt(ab - x^2) directly leaves O(sqrt(eps)) noise in K).
       const double s = std::sqrt(av[i] * bv[j]), x = c(i, j);
       const double cs = std::clamp(x / s, -1.0, 1.0);
-      const double t = std::acos(cs), st = std::sin(t);
+      const double t = std::acos(cs), st = std::sqrt((1.0 - cs) * (1.0 + cs));  // sin t
       K(i, j) = x + s * (st - t * cs) / M_PI;
       dC(i, j) = (M_PI - t) / M_PI;
       R(i, j) = s * st;

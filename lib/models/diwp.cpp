@@ -124,7 +124,7 @@ std::string Diwp::describe() const {
       cfg_.depth, cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", cfg_.kernel, cfg_.inducing);
 }
 
-GramModel::SampleOut Diwp::forward(const VarMap& p, const Var& X, random::Stream& rng) const {
+GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, random::Stream& rng) const {
   const auto [Fi, Ft] = input_features(p, X);
   IwLayerSample layer =
       diwp_input_layer(Fi, Ft, get(p, layer_key(1, "log_delta")), get(p, layer_key(1, "log_gamma")),
@@ -136,9 +136,7 @@ GramModel::SampleOut Diwp::forward(const VarMap& p, const Var& X, random::Stream
                               dcfg_.gamma_method, dcfg_.reference_batch_dof);
     logpq = logpq + layer.log_p - layer.log_q;
   }
-  SampleOut o = output(p, layer.G, rng);
-  o.logpq = o.logpq + logpq;
-  return o;
+  return {layer.G, logpq};
 }
 
 }  // namespace dkp::models

@@ -72,7 +72,9 @@ class Diwp final : public GramModel {
   Diwp(const DiwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
        random::Stream& init);
   std::string describe() const override;
-  SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
+
+ protected:
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
 
  private:
   DiwpConfig dcfg_;

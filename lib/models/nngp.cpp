@@ -1,6 +1,7 @@
 #include "models/nngp.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -71,14 +72,20 @@ kernels::GramBlocks GramModel::kernel(const VarMap& p, size_t l,
   return kernels::relu_gram(G, cfg_.jitter);
 }
 
-GramModel::SampleOut GramModel::output(const VarMap& p, const kernels::GramBlocks& G_L,
+GramModel::SampleOut GramModel::output(const VarMap& p, const kernels::GramBlocks& K,
                                        random::Stream& rng) const {
   const size_t l = cfg_.depth;
-  const kernels::GramBlocks K = kernel(p, l, G_L);
   const layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
                               get(p, layer_key(l, "L_scale"))};
   const layers::GigpOutput out = layers::gigp_forward({K.ii, K.it, K.tt}, gp, rng);
   return {out.f_mean, out.f_var, out.logpq};
+}
+
+GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X, random::Stream& rng) const {
+  const Hidden h = hidden(p, X, rng);
+  SampleOut o = output(p, kernel(p, cfg_.depth, h.G), rng);
+  o.logpq = o.logpq + h.logpq;
+  return o;
 }
 
 ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y,
@@ -91,8 +98,21 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
   const Var inv_s2 = ad::exp(ad::neg(log_s2));
   const double B = double(X.n_rows);
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
+  // Deterministic hidden layers: K(G_L) once, shared by the samples of the output layer.
+  std::optional<Hidden> shared;
+  kernels::GramBlocks K_shared;
+  if (deterministic_hidden()) {
+    shared = hidden(p, Xv, rng);
+    K_shared = kernel(p, cfg_.depth, shared->G);
+  }
   for (size_t s = 0; s < samples; ++s) {
-    const SampleOut o = forward(p, Xv, rng);
+    SampleOut o;
+    if (shared) {
+      o = output(p, K_shared, rng);
+      o.logpq = o.logpq + shared->logpq;
+    } else {
+      o = forward(p, Xv, rng);
+    }
     // Analytic E_{f ~ N(m, v)} log N(y; f, s2) summed over the batch.
     const Var sq = ad::sum(ad::square(yv - o.f_mean) + o.f_var);
     const Var ell = ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
@@ -117,10 +137,22 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
   pred.var.set_size(X.n_rows, samples);
   const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
   ad::Tape tape;
+  // Deterministic hidden layers: the values of K(G_L) once; each sample draws the output layer.
+  arma::mat Kii, Kit, Ktt;
+  if (deterministic_hidden()) {
+    const VarMap p = to_vars(tape, params, false);
+    const kernels::GramBlocks K = kernel(p, cfg_.depth, hidden(p, tape.constant(X), rng).G);
+    Kii = K.ii.val();
+    Kit = K.it.val();
+    Ktt = K.tt.val();
+  }
   for (size_t s = 0; s < samples; ++s) {
     tape.clear();  // constants only: no closures are recorded
     const VarMap p = to_vars(tape, params, false);
-    const SampleOut o = forward(p, tape.constant(X), rng);
+    const SampleOut o =
+        deterministic_hidden()
+            ? output(p, {tape.constant(Kii), tape.constant(Kit), tape.constant(Ktt)}, rng)
+            : forward(p, tape.constant(X), rng);
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
   }
@@ -138,12 +170,12 @@ std::string Nngp::describe() const {
       cfg_.depth, cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", cfg_.inducing);
 }
 
-GramModel::SampleOut Nngp::forward(const VarMap& p, const Var& X, random::Stream& rng) const {
+GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, random::Stream&) const {
   const auto [Fi, Ft] = input_features(p, X);
   kernels::GramBlocks G = kernels::features_to_gram(Fi, Ft, double(d0_));
   // Infinite width: each hidden Gram matrix is its expectation K(G_{l-1}) (DKP paper eq. 53).
   for (size_t l = 2; l < cfg_.depth; ++l) G = kernel(p, l, G);
-  return output(p, G, rng);
+  return {G, X.tape().constant(0.0)};
 }
 
 }  // namespace dkp::models

@@ -44,7 +44,7 @@ struct GramModelConfig {
 };
 
 /// The parts the NNGP and the DIWP share: parameters of the input, kernel and output layers,
-/// the Gaussian-likelihood ELBO and the prediction loop. Subclasses provide forward().
+/// the Gaussian-likelihood ELBO and the prediction loop. Subclasses provide hidden().
 class GramModel : public Model {
  public:
   const ParamMap& initial_parameters() const override { return init_; }
@@ -58,9 +58,20 @@ class GramModel : public Model {
     autodiff::Var f_mean, f_var;  ///< B x 1 each
     autodiff::Var logpq;          ///< 1 x 1, log p - log q of all layers at the sample
   };
-  virtual SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const = 0;
+  /// One Monte Carlo sample of every layer: hidden(), then the output layer on K(G_L).
+  SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const;
 
  protected:
+  /// The last hidden Gram blocks G_L of one sample and the hidden layers' log p - log q.
+  struct Hidden {
+    kernels::GramBlocks G;
+    autodiff::Var logpq;
+  };
+  virtual Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const = 0;
+  /// True when hidden() is deterministic (NNGP): elbo and predict then compute K(G_L) once and
+  /// draw only the output layer per sample.
+  virtual bool deterministic_hidden() const { return false; }
+
   /// Checks the options and data, and initialises the shared parameters (see the table above).
   GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
             random::Stream& init, const char* name);
@@ -70,8 +81,9 @@ class GramModel : public Model {
                                                          const autodiff::Var& X) const;
   /// K(G) with the kernel that feeds layer l.
   kernels::GramBlocks kernel(const VarMap& p, size_t l, const kernels::GramBlocks& G) const;
-  /// The GIGP output layer on K(G_L) (layer `depth`); logpq is its log p(u) - log q(u).
-  SampleOut output(const VarMap& p, const kernels::GramBlocks& G_L, random::Stream& rng) const;
+  /// The GIGP output layer (layer `depth`) on the kernel blocks K = K(G_L); logpq is its
+  /// log p(u) - log q(u).
+  SampleOut output(const VarMap& p, const kernels::GramBlocks& K, random::Stream& rng) const;
 
   GramModelConfig cfg_;
   size_t d0_ = 0;
@@ -84,7 +96,10 @@ class Nngp final : public GramModel {
   Nngp(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
        random::Stream& init);
   std::string describe() const override;
-  SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
+
+ protected:
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
+  bool deterministic_hidden() const override { return true; }
 };
 
 /// "layer{l}.{what}".

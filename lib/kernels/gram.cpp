@@ -103,13 +103,15 @@ Var arccos_relu(const Var& C, const Var& a, const Var& b) {
   const arma::vec& bv = b.val();
   const arma::uword n = c.n_rows, m = c.n_cols;
   arma::mat K(n, m), dC(n, m), R(n, m);  // value, dK/dC = (pi - t) / pi, r = sqrt(ab - C^2)
+  const arma::vec sa = arma::sqrt(av), sb = arma::sqrt(bv);
+  const arma::vec ia = 1.0 / sa, ib = 1.0 / sb;
   for (arma::uword j = 0; j < m; ++j) {
     for (arma::uword i = 0; i < n; ++i) {
       // K = (s sin t + (pi - t) x) / pi written as x + s (sin t - t cos t) / pi: near t = 0 the
       // bracket is t^3 / 3, so the round-off in t (about sqrt(eps) when x ~ s) does not reach
       // the value (computing r = sqrt(ab - x^2) directly leaves O(sqrt(eps)) noise in K).
-      const double s = std::sqrt(av[i] * bv[j]), x = c(i, j);
-      const double cs = std::clamp(x / s, -1.0, 1.0);
+      const double s = sa[i] * sb[j], x = c(i, j);
+      const double cs = std::clamp(x * ia[i] * ib[j], -1.0, 1.0);
       const double t = std::acos(cs), st = std::sqrt((1.0 - cs) * (1.0 + cs));  // sin t
       K(i, j) = x + s * (st - t * cs) / M_PI;
       dC(i, j) = (M_PI - t) / M_PI;

@@ -204,6 +204,59 @@ TEST_CASE("DIWP layers: log P of the Q sample equals the inverse-Wishart density
   }
 }
 
+TEST_CASE(
+    "DIWP hidden layer under the prior (V = 0, gamma = 0): E[G] = K(G_prev) on every block "
+    "(Monte Carlo), and the reference batch dof biases g_tt") {
+  const size_t P = 5, B = 3, n = 20000;
+  dkp::random::Stream s(dkp::test::seed() + 17);
+  arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
+  Z.rows(P, P + B - 1) += 1.5;  // train/test points away from the inducing points: k_tt.i ~ k_tt
+  ad::Tape tape0;
+  const auto G0 = dkp::kernels::features_to_gram(tape0.constant(Z.rows(0, P - 1)),
+                                                 tape0.constant(Z.rows(P, P + B - 1)), 2.0);
+  const auto K = dkp::kernels::se_gram(G0, tape0.constant(0.0), tape0.constant(0.0), 1e-4);
+  const double log_delta = std::log(20.0);  // finite variances of every entry
+  auto draw = [&](bool reference_dof, uint64_t seed, arma::mat& ii, arma::mat& it, arma::mat& tt) {
+    ii.zeros(P * P, n);
+    it.zeros(P * B, n);
+    tt.zeros(B, n);
+    dkp::random::Stream noise(seed);
+    for (size_t k = 0; k < n; ++k) {
+      ad::Tape tape;
+      const dkp::kernels::GramBlocks Kc{tape.constant(K.ii.val()), tape.constant(K.it.val()),
+                                        tape.constant(K.tt.val())};
+      const auto out = dm::diwp_hidden_layer(
+          Kc, tape.constant(log_delta), tape.constant(-1000.0), tape.constant(arma::zeros(P, P)),
+          noise, dkp::distributions::GammaMethod::Rejection, reference_dof);
+      ii.col(k) = arma::vectorise(out.G.ii.val());
+      it.col(k) = arma::vectorise(out.G.it.val());
+      tt.col(k) = out.G.tt.val();
+    }
+  };
+  auto within = [&](const arma::mat& draws, const arma::mat& expect, double z) {
+    const arma::vec m = arma::mean(draws, 1), se = arma::stddev(draws, 0, 1) / std::sqrt(double(n));
+    const arma::vec e = arma::vectorise(expect);
+    bool ok = true;
+    for (arma::uword j = 0; j < e.n_elem; ++j) {
+      if (std::abs(m[j] - e[j]) > z * se[j]) {
+        ok = false;
+        MESSAGE("entry " << j << ": mean " << m[j] << " expected " << e[j] << " se " << se[j]);
+      }
+    }
+    return ok;
+  };
+  arma::mat ii, it, tt;
+  draw(false, 5, ii, it, tt);
+  CHECK(within(ii, K.ii.val(), 5.0));
+  CHECK(within(it, K.it.val(), 5.0));
+  CHECK(within(tt, K.tt.val(), 5.0));
+  // With nu_t = delta + P + B + 1 (reference code) the Schur complements shrink by
+  // (delta + P) / (delta + P + B - 1) = 25 / 27 on average, so E[g_tt] < k_tt.
+  draw(true, 6, ii, it, tt);
+  const arma::vec m = arma::mean(tt, 1), se = arma::stddev(tt, 0, 1) / std::sqrt(double(n));
+  CHECK(arma::any(m < K.tt.val().col(0) - 5.0 * se));
+}
+
 TEST_CASE("DIWP -> NNGP: the predictive mean gap shrinks monotonically as delta grows") {
   const Tiny data = tiny_data(40, 3, dkp::test::seed() + 13);
   const arma::mat Xtest = data.X.rows(0, 9) + 0.3;

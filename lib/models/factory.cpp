@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "models/diwp.hpp"
 #include "models/dsvi_dgp.hpp"
 #include "models/dwp.hpp"
 #include "models/gi_dgp.hpp"
+#include "models/nngp.hpp"
 #include "models/sgp.hpp"
 #include "util/error.hpp"
 
@@ -58,8 +60,19 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     return std::make_unique<Dwp>(cfg, X_train, y_train, init);
   }
   if (spec.model == "nngp" || spec.model == "diwp") {
-    throw NotImplementedError(fmt::format(
-        "model '{}' is not implemented yet (issue 6: deep kernel processes)", spec.model));
+    if (spec.kernel != "relu" && spec.kernel != "se") {
+      throw ConfigError(
+          fmt::format("{}: kernel '{}' is not available (relu, se)", spec.model, spec.kernel));
+    }
+    DiwpConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.kernel = spec.kernel;
+    cfg.inducing = spec.inducing;
+    if (spec.model == "nngp") {
+      return std::make_unique<Nngp>(static_cast<const GramModelConfig&>(cfg), X_train, y_train,
+                                    init);
+    }
+    return std::make_unique<Diwp>(cfg, X_train, y_train, init);
   }
   throw ConfigError(fmt::format("unknown model '{}' (sgp, dgp, nngp, diwp, dwp)", spec.model));
 }

@@ -1,0 +1,165 @@
+#include "kernels/gram.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autodiff/ops.hpp"
+#include "autodiff/ops_shape.hpp"
+#include "util/error.hpp"
+
+namespace dkp::kernels {
+
+namespace ad = dkp::autodiff;
+
+namespace {
+
+void check_block(const Var& C, const Var& a, const Var& b, const char* what) {
+  if (a.n_cols() != 1 || b.n_cols() != 1 || a.n_rows() != C.n_rows() || b.n_rows() != C.n_cols()) {
+    throw Error(fmt::format("kernels::{}: block {}x{} with diagonals {}x{} and {}x{}", what,
+                            C.n_rows(), C.n_cols(), a.n_rows(), a.n_cols(), b.n_rows(),
+                            b.n_cols()));
+  }
+}
+
+void check_blocks(const GramBlocks& G, const char* what) {
+  const arma::uword P = G.ii.n_rows(), B = G.tt.n_rows();
+  if (G.ii.n_cols() != P || G.it.n_rows() != P || G.it.n_cols() != B || G.tt.n_cols() != 1) {
+    throw Error(fmt::format("kernels::{}: blocks ii {}x{}, it {}x{}, tt {}x{}", what, P,
+                            G.ii.n_cols(), G.it.n_rows(), G.it.n_cols(), B, G.tt.n_cols()));
+  }
+}
+
+// R_ij = a_i + b_j - 2 C_ij, clamped at 0.
+arma::mat sq_dist(const arma::mat& C, const arma::vec& a, const arma::vec& b) {
+  arma::mat R = -2.0 * C;
+  R.each_col() += a;
+  R.each_row() += b.t();
+  R.clamp(0.0, arma::datum::inf);
+  return R;
+}
+
+// eps on the diagonal of a square matrix.
+Var add_diag(const Var& A, double eps) {
+  return A + A.tape().constant(eps * arma::eye(A.n_rows(), A.n_cols()));
+}
+
+}  // namespace
+
+Var scale_shift_features(const Var& X, const Var& log_scale, const Var& bias) {
+  if (log_scale.n_rows() != 1 || log_scale.n_cols() != X.n_cols() || bias.n_rows() != 1 ||
+      bias.n_cols() != X.n_cols()) {
+    throw Error(fmt::format(
+        "kernels::scale_shift_features: inputs {}x{}, log scale {}x{}, bias {}x{} (need 1 x {})",
+        X.n_rows(), X.n_cols(), log_scale.n_rows(), log_scale.n_cols(), bias.n_rows(),
+        bias.n_cols(), X.n_cols()));
+  }
+  return ad::add_each_row(ad::mul_each_row(X, ad::exp(log_scale)), bias);
+}
+
+GramBlocks features_to_gram(const Var& Fi, const Var& Ft, double nu) {
+  if (Fi.n_cols() != Ft.n_cols() || !(nu > 0)) {
+    throw Error(fmt::format("kernels::features_to_gram: features {}x{} and {}x{}, nu = {}",
+                            Fi.n_rows(), Fi.n_cols(), Ft.n_rows(), Ft.n_cols(), nu));
+  }
+  GramBlocks g;
+  g.ii = ad::scale(ad::matmul(Fi, Fi, false, true), 1.0 / nu);
+  g.it = ad::scale(ad::matmul(Fi, Ft, false, true), 1.0 / nu);
+  g.tt = ad::scale(ad::row_sums(ad::square(Ft)), 1.0 / nu);
+  return g;
+}
+
+Var se_unit_from_gram(const Var& C, const Var& a, const Var& b, const Var& log_ell) {
+  check_block(C, a, b, "se_unit_from_gram");
+  if (log_ell.val().n_elem != 1) {
+    throw Error(fmt::format("kernels::se_unit_from_gram: log lengthscale is {}x{}, not 1x1",
+                            log_ell.n_rows(), log_ell.n_cols()));
+  }
+  const double w = 0.5 * std::exp(-2.0 * log_ell.scalar());
+  arma::mat K = arma::exp(-w * sq_dist(C.val(), a.val(), b.val()));
+  return C.tape().record(std::move(K), {C, a, b, log_ell}, [C, a, b, log_ell, w](ad::Node* out) {
+    return [C, a, b, log_ell, w, out] {
+      const arma::mat G = out->adj % out->val;
+      if (C.needs_grad()) C.node()->adj_ref() += (2.0 * w) * G;
+      if (a.needs_grad()) a.node()->adj_ref() -= w * arma::sum(G, 1);
+      if (b.needs_grad()) b.node()->adj_ref() -= w * arma::sum(G, 0).t();
+      if (log_ell.needs_grad()) {
+        log_ell.node()->adj_ref()[0] +=
+            2.0 * w * arma::accu(G % sq_dist(C.val(), a.val(), b.val()));
+      }
+    };
+  });
+}
+
+Var arccos_relu(const Var& C, const Var& a, const Var& b) {
+  check_block(C, a, b, "arccos_relu");
+  if (!(a.val().min() > 0.0) || !(b.val().min() > 0.0)) {
+    throw Error(fmt::format("kernels::arccos_relu: diagonals must be positive (min {} and {})",
+                            a.val().min(), b.val().min()));
+  }
+  const arma::mat& c = C.val();
+  const arma::vec& av = a.val();
+  const arma::vec& bv = b.val();
+  const arma::uword n = c.n_rows, m = c.n_cols;
+  arma::mat K(n, m), dC(n, m), R(n, m);  // value, dK/dC = (pi - t) / pi, r = sqrt(ab - C^2)
+  const arma::vec sa = arma::sqrt(av), sb = arma::sqrt(bv);
+  const arma::vec ia = 1.0 / sa, ib = 1.0 / sb;
+  for (arma::uword j = 0; j < m; ++j) {
+    for (arma::uword i = 0; i < n; ++i) {
+      // K = (s sin t + (pi - t) x) / pi written as x + s (sin t - t cos t) / pi: near t = 0 the
+      // bracket is t^3 / 3, so the round-off in t (about sqrt(eps) when x ~ s) does not reach
+      // the value (computing r = sqrt(ab - x^2) directly leaves O(sqrt(eps)) noise in K).
+      const double s = sa[i] * sb[j], x = c(i, j);
+      const double cs = std::clamp(x * ia[i] * ib[j], -1.0, 1.0);
+      const double t = std::acos(cs), st = std::sqrt((1.0 - cs) * (1.0 + cs));  // sin t
+      K(i, j) = x + s * (st - t * cs) / M_PI;
+      dC(i, j) = (M_PI - t) / M_PI;
+      R(i, j) = s * st;
+    }
+  }
+  return C.tape().record(std::move(K), {C, a, b},
+                         [C, a, b, dC = std::move(dC), R = std::move(R)](ad::Node* out) mutable {
+                           return [C, a, b, dC = std::move(dC), R = std::move(R), out] {
+                             const arma::mat& g = out->adj;
+                             if (C.needs_grad()) C.node()->adj_ref() += g % dC;
+                             if (a.needs_grad() || b.needs_grad()) {
+                               const arma::mat gr = g % R / (2.0 * M_PI);
+                               if (a.needs_grad())
+                                 a.node()->adj_ref() += arma::sum(gr, 1) / a.val();
+                               if (b.needs_grad())
+                                 b.node()->adj_ref() += arma::sum(gr, 0).t() / b.val();
+                             }
+                           };
+                         });
+}
+
+GramBlocks se_gram(const GramBlocks& G, const Var& log_lengthscale, const Var& log_variance,
+                   double jitter) {
+  check_blocks(G, "se_gram");
+  ad::Tape& tape = G.ii.tape();
+  const arma::uword P = G.ii.n_rows(), B = G.tt.n_rows();
+  const Var d = ad::diag(G.ii);
+  const Var h = ad::exp(log_variance);
+  // On the diagonal of ii, R = 2 G_jj - 2 G_jj = 0 exactly, so the unit kernel is exactly 1 there.
+  GramBlocks k;
+  k.ii = ad::mul(h, add_diag(se_unit_from_gram(G.ii, d, d, log_lengthscale), jitter));
+  k.it = ad::mul(h, se_unit_from_gram(G.it, d, G.tt, log_lengthscale));
+  k.tt = ad::mul(h, tape.constant(arma::mat(B, 1, arma::fill::value(1.0 + jitter))));
+  (void)P;
+  return k;
+}
+
+GramBlocks relu_gram(const GramBlocks& G, double jitter) {
+  check_blocks(G, "relu_gram");
+  const Var d = ad::diag(G.ii);
+  GramBlocks k;
+  // The formula gives K_jj = G_jj on the diagonal (t = 0) up to round-off, with total derivative 1
+  // w.r.t. G_jj through C, a and b together.
+  k.ii = add_diag(arccos_relu(G.ii, d, d), jitter);
+  k.it = arccos_relu(G.it, d, G.tt);
+  k.tt = ad::add_scalar(G.tt, jitter);
+  return k;
+}
+
+}  // namespace dkp::kernels

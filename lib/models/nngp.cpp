@@ -1,0 +1,181 @@
+#include "models/nngp.hpp"
+
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "autodiff/ops.hpp"
+#include "layers/gigp.hpp"
+#include "util/error.hpp"
+
+namespace dkp::models {
+
+namespace ad = dkp::autodiff;
+using autodiff::Var;
+
+std::string layer_key(size_t layer, const char* what) {
+  return fmt::format("layer{}.{}", layer, what);
+}
+
+GramModel::GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
+                     random::Stream& init, const char* name)
+    : cfg_(cfg) {
+  if (cfg.depth < 2) {
+    throw ConfigError(
+        fmt::format("{}: depth must be at least 2 (input Gram layer and output "
+                    "layer), got {}",
+                    name, cfg.depth));
+  }
+  if (cfg.kernel != "relu" && cfg.kernel != "se") {
+    throw ConfigError(fmt::format("{}: kernel '{}' is not available (relu, se)", name, cfg.kernel));
+  }
+  if (X_train.n_rows != y_train.n_elem || X_train.n_rows < 2 || X_train.n_cols < 1) {
+    throw ConfigError(fmt::format("{}: {} training inputs ({} features) and {} targets", name,
+                                  X_train.n_rows, X_train.n_cols, y_train.n_elem));
+  }
+  if (cfg.inducing < 1) throw ConfigError(fmt::format("{}: needs at least 1 inducing point", name));
+  d0_ = X_train.n_cols;
+  cfg_.inducing = std::min<size_t>(cfg.inducing, X_train.n_rows);
+  const size_t P = cfg_.inducing;
+  const arma::uvec pick = random::permutation(init, X_train.n_rows).head(P);
+  init_["inducing_inputs"] = X_train.rows(pick);
+  init_["input.log_scale"] = arma::zeros(1, d0_);
+  init_["input.bias"] = arma::zeros(1, d0_);
+  if (cfg.kernel == "se") {
+    for (size_t l = 2; l <= cfg.depth; ++l) {
+      init_[layer_key(l, "log_lengthscale")] = arma::zeros(1, 1);
+      init_[layer_key(l, "log_variance")] = arma::zeros(1, 1);
+    }
+  }
+  init_[layer_key(cfg.depth, "v")] = arma::mat(y_train.elem(pick));
+  init_[layer_key(cfg.depth, "L_loc")] = arma::eye(P, P);
+  init_[layer_key(cfg.depth, "L_scale")] =
+      arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
+  init_["likelihood.log_noise_var"] =
+      arma::mat(1, 1, arma::fill::value(std::log(cfg.noise_var_init)));
+}
+
+std::pair<Var, Var> GramModel::input_features(const VarMap& p, const Var& X) const {
+  const Var& s = get(p, "input.log_scale");
+  const Var& b = get(p, "input.bias");
+  return {kernels::scale_shift_features(get(p, "inducing_inputs"), s, b),
+          kernels::scale_shift_features(X, s, b)};
+}
+
+kernels::GramBlocks GramModel::kernel(const VarMap& p, size_t l,
+                                      const kernels::GramBlocks& G) const {
+  if (cfg_.kernel == "se") {
+    return kernels::se_gram(G, get(p, layer_key(l, "log_lengthscale")),
+                            get(p, layer_key(l, "log_variance")), cfg_.jitter);
+  }
+  return kernels::relu_gram(G, cfg_.jitter);
+}
+
+GramModel::SampleOut GramModel::output(const VarMap& p, const kernels::GramBlocks& K,
+                                       random::Stream& rng) const {
+  const size_t l = cfg_.depth;
+  const layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
+                              get(p, layer_key(l, "L_scale"))};
+  const layers::GigpOutput out = layers::gigp_forward({K.ii, K.it, K.tt}, gp, rng);
+  return {out.f_mean, out.f_var, out.logpq};
+}
+
+GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X, random::Stream& rng) const {
+  const Hidden h = hidden(p, X, rng);
+  SampleOut o = output(p, kernel(p, cfg_.depth, h.G), rng);
+  o.logpq = o.logpq + h.logpq;
+  return o;
+}
+
+ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y,
+                             double n_train, size_t samples, double kl_weight,
+                             random::Stream& rng) const {
+  ad::Tape& tape = get(p, "inducing_inputs").tape();
+  const Var Xv = tape.constant(X);
+  const Var yv = tape.constant(y);
+  const Var log_s2 = get(p, "likelihood.log_noise_var");
+  const Var inv_s2 = ad::exp(ad::neg(log_s2));
+  const double B = double(X.n_rows);
+  Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
+  // Deterministic hidden layers: K(G_L) once, shared by the samples of the output layer.
+  std::optional<Hidden> shared;
+  kernels::GramBlocks K_shared;
+  if (deterministic_hidden()) {
+    shared = hidden(p, Xv, rng);
+    K_shared = kernel(p, cfg_.depth, shared->G);
+  }
+  for (size_t s = 0; s < samples; ++s) {
+    SampleOut o;
+    if (shared) {
+      o = output(p, K_shared, rng);
+      o.logpq = o.logpq + shared->logpq;
+    } else {
+      o = forward(p, Xv, rng);
+    }
+    // Analytic E_{f ~ N(m, v)} log N(y; f, s2) summed over the batch.
+    const Var sq = ad::sum(ad::square(yv - o.f_mean) + o.f_var);
+    const Var ell = ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
+                    tape.constant(0.5 * B * std::log(2.0 * M_PI));
+    ell_total = ell_total + ell;
+    logpq_total = logpq_total + o.logpq;
+  }
+  const double S = double(samples);
+  const Var ell_mean = ad::scale(ell_total, 1.0 / (S * B));
+  const Var kl = ad::scale(logpq_total, -1.0 / (S * n_train));  // (log q - log p) / N
+  ElboEstimate e;
+  e.elbo = ell_mean - ad::scale(kl, kl_weight);
+  e.expected_loglik = ell_mean.scalar();
+  e.kl = kl.scalar();
+  return e;
+}
+
+Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,
+                              random::Stream& rng) const {
+  Predictive pred;
+  pred.mean.set_size(X.n_rows, samples);
+  pred.var.set_size(X.n_rows, samples);
+  const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+  ad::Tape tape;
+  // Deterministic hidden layers: the values of K(G_L) once; each sample draws the output layer.
+  arma::mat Kii, Kit, Ktt;
+  if (deterministic_hidden()) {
+    const VarMap p = to_vars(tape, params, false);
+    const kernels::GramBlocks K = kernel(p, cfg_.depth, hidden(p, tape.constant(X), rng).G);
+    Kii = K.ii.val();
+    Kit = K.it.val();
+    Ktt = K.tt.val();
+  }
+  for (size_t s = 0; s < samples; ++s) {
+    tape.clear();  // constants only: no closures are recorded
+    const VarMap p = to_vars(tape, params, false);
+    const SampleOut o =
+        deterministic_hidden()
+            ? output(p, {tape.constant(Kii), tape.constant(Kit), tape.constant(Ktt)}, rng)
+            : forward(p, tape.constant(X), rng);
+    pred.mean.col(s) = o.f_mean.val();
+    pred.var.col(s) = o.f_var.val() + noise;
+  }
+  return pred;
+}
+
+Nngp::Nngp(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
+           random::Stream& init)
+    : GramModel(cfg, X_train, y_train, init, "nngp") {}
+
+std::string Nngp::describe() const {
+  return fmt::format(
+      "NNGP: depth {} (input Gram with per-feature scale and bias, {} deterministic {} kernel "
+      "application{}, global-inducing output), {} inducing points",
+      cfg_.depth, cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", cfg_.inducing);
+}
+
+GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, random::Stream&) const {
+  const auto [Fi, Ft] = input_features(p, X);
+  kernels::GramBlocks G = kernels::features_to_gram(Fi, Ft, double(d0_));
+  // Infinite width: each hidden Gram matrix is its expectation K(G_{l-1}) (DKP paper eq. 53).
+  for (size_t l = 2; l < cfg_.depth; ++l) G = kernel(p, l, G);
+  return {G, X.tape().constant(0.0)};
+}
+
+}  // namespace dkp::models

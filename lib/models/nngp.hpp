@@ -1,0 +1,108 @@
+// Models built on kernels of Gram matrices (DKP paper; notes/reference-implementations.md
+// sections 2 and 4): the NNGP here and the deep inverse Wishart process (models/diwp.hpp).
+//
+// Both carry only the Gram blocks (ii P x P, it P x B, diag tt B x 1) from layer to layer, start
+// from the input layer of DKP paper sec. 7 (a learned scale and bias per input feature,
+// X' = X diag(exp(s)) + b, applied to the data and to the global inducing inputs X_i alike) and
+// end in a global-inducing GP output layer on K(G_L) (appendix G; layers/gigp.hpp).
+//
+// Layers are numbered 1..depth (depth = L + 1, output included, as in gi_dgp): layer 1 gives the
+// input Gram G_1, layers 2..L give G_2..G_L, layer L + 1 = depth is the GIGP output on K(G_L).
+// The kernel that feeds layer l (K(G_{l-1}), l = 2..depth) owns the parameters layer{l}.* of an
+// SE kernel. depth 3 = "two hidden layers and one output layer" (DKP paper sec. 7).
+//
+// NNGP (the infinite-width limit; the delta -> infinity limit of the DIWP, DKP paper sec. 7):
+//   G_1 = X' X'^T / N0,  G_l = K(G_{l-1}) (deterministic, l = 2..L),  F_{L+1} | G_L ~ GIGP(K(G_L))
+// i.e. bayesfunc's FeaturesToKernel -> ReluKernelGram x L -> GIGP(1) (notes section 2).
+//
+// Parameters (unconstrained; initial values and sources):
+//   inducing_inputs P x N0       random subset of the training inputs (as gi_dgp)
+//   input.log_scale 1 x N0       0  (bayesfunc MultFeatures, log scale init 0)
+//   input.bias      1 x N0       0  (bayesfunc Bias, init 0)
+//   layer{l}.log_lengthscale 1x1, layer{l}.log_variance 1x1, l = 2..depth (SE kernel only)
+//                                0, 0 (bayesfunc SqExpKernelGram: log l and log height init 0)
+//   layer{depth}.v P x 1         y of the inducing subset (inducing_targets; trieste fork, gi_dgp)
+//   layer{depth}.L_loc P x P     I;  layer{depth}.L_scale 1x1: log_prec_init / 2 (bayesfunc GIGP)
+//   likelihood.log_noise_var 1x1 log 1 (bayesfunc NormalLearnedScale, log sigma = 0)
+#pragma once
+
+#include <string>
+
+#include "kernels/gram.hpp"
+#include "models/model.hpp"
+
+namespace dkp::models {
+
+/// Options shared by the Gram-kernel models.
+struct GramModelConfig {
+  size_t depth = 3;             ///< layers including the output layer; at least 2
+  std::string kernel = "relu";  ///< relu | se
+  size_t inducing = 100;        ///< P; capped at the number of training points
+  double jitter = 1e-6;  ///< on K's diagonal, relative to h for SE, absolute for ReLU (bayesfunc)
+  double log_prec_init = -4.0;  ///< initial log pseudo-precision of the output layer (bayesfunc)
+  double noise_var_init = 1.0;  ///< bayesfunc NormalLearnedScale: log sigma = 0
+};
+
+/// The parts the NNGP and the DIWP share: parameters of the input, kernel and output layers,
+/// the Gaussian-likelihood ELBO and the prediction loop. Subclasses provide hidden().
+class GramModel : public Model {
+ public:
+  const ParamMap& initial_parameters() const override { return init_; }
+  ElboEstimate elbo(const VarMap& params, const arma::mat& X, const arma::vec& y, double n_train,
+                    size_t samples, double kl_weight, random::Stream& rng) const override;
+  Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
+                     random::Stream& rng) const override;
+
+  /// Output moments of one Monte Carlo sample (what elbo/predict use; public for tests).
+  struct SampleOut {
+    autodiff::Var f_mean, f_var;  ///< B x 1 each
+    autodiff::Var logpq;          ///< 1 x 1, log p - log q of all layers at the sample
+  };
+  /// One Monte Carlo sample of every layer: hidden(), then the output layer on K(G_L).
+  SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const;
+
+ protected:
+  /// The last hidden Gram blocks G_L of one sample and the hidden layers' log p - log q.
+  struct Hidden {
+    kernels::GramBlocks G;
+    autodiff::Var logpq;
+  };
+  virtual Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const = 0;
+  /// True when hidden() is deterministic (NNGP): elbo and predict then compute K(G_L) once and
+  /// draw only the output layer per sample.
+  virtual bool deterministic_hidden() const { return false; }
+
+  /// Checks the options and data, and initialises the shared parameters (see the table above).
+  GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
+            random::Stream& init, const char* name);
+
+  /// Scaled and shifted inducing inputs (P x N0) and inputs X (B x N0).
+  std::pair<autodiff::Var, autodiff::Var> input_features(const VarMap& p,
+                                                         const autodiff::Var& X) const;
+  /// K(G) with the kernel that feeds layer l.
+  kernels::GramBlocks kernel(const VarMap& p, size_t l, const kernels::GramBlocks& G) const;
+  /// The GIGP output layer (layer `depth`) on the kernel blocks K = K(G_L); logpq is its
+  /// log p(u) - log q(u).
+  SampleOut output(const VarMap& p, const kernels::GramBlocks& K, random::Stream& rng) const;
+
+  GramModelConfig cfg_;
+  size_t d0_ = 0;
+  ParamMap init_;
+};
+
+/// Neural network Gaussian process with a global-inducing output layer.
+class Nngp final : public GramModel {
+ public:
+  Nngp(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
+       random::Stream& init);
+  std::string describe() const override;
+
+ protected:
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
+  bool deterministic_hidden() const override { return true; }
+};
+
+/// "layer{l}.{what}".
+std::string layer_key(size_t layer, const char* what);
+
+}  // namespace dkp::models

@@ -1,0 +1,348 @@
+// NNGP and deep inverse Wishart process (models/nngp.hpp, models/diwp.hpp): gradient checks of
+// the ELBO estimate w.r.t. every parameter at a fixed noise draw, the Q = P identity (zero
+// log P - log Q at every sample), the log P of a Q sample against the direct inverse-Wishart
+// density, the DIWP -> NNGP limit as delta grows, predictions and the factory.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "autodiff/gradcheck.hpp"
+#include "autodiff/ops.hpp"
+#include "autodiff/ops_linalg.hpp"
+#include "distributions/inverse_wishart.hpp"
+#include "models/diwp.hpp"
+#include "models/factory.hpp"
+#include "models/nngp.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+namespace ad = dkp::autodiff;
+namespace dm = dkp::models;
+
+namespace {
+
+struct Tiny {
+  arma::mat X;
+  arma::vec y;
+};
+
+Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
+  dkp::random::Stream s(seed);
+  Tiny t;
+  t.X = dkp::random::normal_matrix(s, n, d);
+  t.y = arma::sin(t.X.col(0)) + 0.1 * dkp::random::normal_matrix(s, n, 1);
+  return t;
+}
+
+dm::DiwpConfig tiny_config(size_t depth, const std::string& kernel, size_t inducing) {
+  dm::DiwpConfig cfg;
+  cfg.depth = depth;
+  cfg.kernel = kernel;
+  cfg.inducing = inducing;
+  return cfg;
+}
+
+// Gradient check of the ELBO estimate at a fixed noise draw w.r.t. every parameter, at initial
+// values perturbed so that no parameter sits at a special point.
+void check_elbo_gradient(const dm::Model& model, const Tiny& data, uint64_t jiggle_seed) {
+  std::vector<std::string> names;
+  std::vector<arma::mat> values;
+  dkp::random::Stream jiggle(jiggle_seed);
+  for (const auto& [name, v] : model.initial_parameters()) {
+    names.push_back(name);
+    values.push_back(v + 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols));
+  }
+  auto f = [&](ad::Tape&, const std::vector<ad::Var>& vars) {
+    dm::VarMap p;
+    for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
+    dkp::random::Stream noise(12345);  // fixed noise draw
+    return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;
+  };
+  ad::Tolerances tol;
+  tol.rel = 1e-5;
+  const auto r = ad::check_gradient(f, values, tol);
+  INFO(r.detail);
+  CHECK(r.ok);
+  CHECK(std::isfinite(ad::evaluate(f, values)));
+}
+
+}  // namespace
+
+TEST_CASE("NNGP ELBO gradients match finite differences for every parameter") {
+  for (const std::string kernel : {"relu", "se"}) {
+    for (size_t depth : {2, 3, 4}) {
+      CAPTURE(kernel);
+      CAPTURE(depth);
+      const Tiny data = tiny_data(7, 2, dkp::test::seed() + depth);
+      dm::GramModelConfig cfg = tiny_config(depth, kernel, 4);
+      cfg.log_prec_init = 0.0;  // a posterior that differs from the prior
+      dkp::random::Stream init(dkp::test::seed());
+      const dm::Nngp model(cfg, data.X, data.y, init);
+      check_elbo_gradient(model, data, dkp::test::seed() + 99);
+    }
+  }
+}
+
+TEST_CASE("DIWP ELBO gradients match finite differences for every parameter") {
+  for (const std::string kernel : {"relu", "se"}) {
+    for (size_t depth : {2, 3, 4}) {
+      CAPTURE(kernel);
+      CAPTURE(depth);
+      const Tiny data = tiny_data(7, 2, dkp::test::seed() + depth);
+      dm::DiwpConfig cfg = tiny_config(depth, kernel, 4);
+      cfg.log_prec_init = 0.0;
+      // Inversion draws make every Gamma variate a smooth function of its shape at a fixed seed.
+      cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
+      dkp::random::Stream init(dkp::test::seed());
+      const dm::Diwp model(cfg, data.X, data.y, init);
+      // Every parameter family is present.
+      for (size_t l = 1; l < depth; ++l) {
+        CHECK(model.initial_parameters().count(dm::layer_key(l, "log_delta")) == 1);
+        CHECK(model.initial_parameters().count(dm::layer_key(l, "log_gamma")) == 1);
+        CHECK(model.initial_parameters().count(dm::layer_key(l, "V")) == 1);
+      }
+      check_elbo_gradient(model, data, dkp::test::seed() + 98);
+    }
+  }
+}
+
+TEST_CASE(
+    "DIWP with Q = P (V = 0, gamma = 0, no pseudo-likelihood) has log P - log Q = 0 at "
+    "every sample") {
+  const Tiny data = tiny_data(20, 3, dkp::test::seed() + 7);
+  for (const std::string kernel : {"relu", "se"}) {
+    for (size_t depth : {2, 3, 4}) {
+      CAPTURE(kernel);
+      CAPTURE(depth);
+      dkp::random::Stream init(dkp::test::seed());
+      const dm::Diwp model(tiny_config(depth, kernel, 8), data.X, data.y, init);
+      dm::ParamMap p = model.initial_parameters();
+      dkp::random::Stream jiggle(dkp::test::seed() + 5);
+      for (size_t l = 1; l < depth; ++l) {
+        p[dm::layer_key(l, "V")].zeros();
+        p[dm::layer_key(l, "log_gamma")].fill(-1000.0);  // gamma = exp(-1000) = 0 exactly
+        p[dm::layer_key(l, "log_delta")].fill(std::log(0.5 + 3.0 * dkp::random::uniform(jiggle)));
+      }
+      // GIGP with L = 0: q(u) is the prior, so its log p(u) - log q(u) vanishes too.
+      p[dm::layer_key(depth, "L_scale")].fill(-1000.0);
+      for (uint64_t seed = 0; seed < 5; ++seed) {
+        ad::Tape tape;
+        const dm::VarMap v = dm::to_vars(tape, p, false);
+        dkp::random::Stream noise(seed);
+        const auto e = model.elbo(v, data.X, data.y, /*n_train=*/1.0, /*samples=*/1, 1.0, noise);
+        CAPTURE(seed);
+        CHECK(std::abs(e.kl) < 1e-8);
+      }
+      // Not vacuous: with the initial V and gamma, Q differs from P and the estimate is not 0.
+      ad::Tape tape;
+      dkp::random::Stream noise(1);
+      for (size_t l = 1; l < depth; ++l) {
+        p[dm::layer_key(l, "V")] = model.initial_parameters().at(dm::layer_key(l, "V"));
+        p[dm::layer_key(l, "log_gamma")].zeros();
+      }
+      const auto e = model.elbo(dm::to_vars(tape, p, false), data.X, data.y, 1.0, 1, 1.0, noise);
+      CHECK(std::abs(e.kl) > 1e-4);
+    }
+  }
+}
+
+TEST_CASE("DIWP layers: log P of the Q sample equals the inverse-Wishart density at G") {
+  dkp::random::Stream s(dkp::test::seed() + 11);
+  const size_t P = 6, B = 3;
+  const double log_delta = 0.7, log_gamma = 0.2;
+  SUBCASE("hidden layer") {
+    const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
+    ad::Tape tape;
+    const auto G0 = dkp::kernels::features_to_gram(tape.constant(Z.rows(0, P - 1)),
+                                                   tape.constant(Z.rows(P, P + B - 1)), 2.0);
+    const auto K = dkp::kernels::se_gram(G0, tape.constant(0.0), tape.constant(0.0), 1e-4);
+    const arma::mat V = dkp::random::normal_matrix(s, P, P);
+    dkp::random::Stream noise(3);
+    const auto out = dm::diwp_hidden_layer(K, tape.constant(log_delta), tape.constant(log_gamma),
+                                           tape.constant(V), noise,
+                                           dkp::distributions::GammaMethod::Rejection, false);
+    const double delta = std::exp(log_delta);
+    const arma::mat L_p = std::sqrt(delta) * arma::chol(K.ii.val(), "lower");
+    const double direct =
+        dkp::distributions::inverse_wishart_log_prob(
+            tape.constant(out.G.ii.val()), tape.constant(L_p), tape.constant(delta + P + 1.0))
+            .scalar();
+    CHECK(out.log_p.scalar() == doctest::Approx(direct).epsilon(1e-9));
+    // And log Q against the density of Q at G.
+    const arma::mat L_q = arma::chol(delta * K.ii.val() + V * V.t() / double(P), "lower");
+    const double direct_q = dkp::distributions::inverse_wishart_log_prob(
+                                tape.constant(out.G.ii.val()), tape.constant(L_q),
+                                tape.constant(delta + std::exp(log_gamma) + P + 1.0))
+                                .scalar();
+    CHECK(out.log_q.scalar() == doctest::Approx(direct_q).epsilon(1e-9));
+    CHECK(out.G.it.n_rows() == P);
+    CHECK(out.G.it.n_cols() == B);
+    CHECK(out.G.tt.n_rows() == B);
+  }
+  SUBCASE("input layer (Omega recovered from G_ii with identity inducing features)") {
+    const size_t N0 = 4;
+    ad::Tape tape;
+    const arma::mat V = dkp::random::normal_matrix(s, N0, N0);
+    const arma::mat Xt = dkp::random::normal_matrix(s, B, N0);
+    dkp::random::Stream noise(4);
+    const auto out =
+        dm::diwp_input_layer(tape.constant(arma::eye(N0, N0)), tape.constant(Xt),
+                             tape.constant(log_delta), tape.constant(log_gamma), tape.constant(V),
+                             noise, dkp::distributions::GammaMethod::Rejection);
+    const arma::mat Omega = double(N0) * out.G.ii.val();  // G_ii = I Omega I / N0
+    const double delta = std::exp(log_delta);
+    const double direct =
+        dkp::distributions::inverse_wishart_log_prob(
+            tape.constant(arma::symmatl(Omega)),
+            tape.constant(std::sqrt(delta) * arma::eye(N0, N0)), tape.constant(delta + N0 + 1.0))
+            .scalar();
+    CHECK(out.log_p.scalar() == doctest::Approx(direct).epsilon(1e-9));
+    // The train/test blocks are exact: G_it = Omega Xt^T / N0, g_tt = diag(Xt Omega Xt^T) / N0.
+    CHECK(arma::approx_equal(out.G.it.val(), Omega * Xt.t() / double(N0), "absdiff", 1e-10));
+    CHECK(arma::approx_equal(
+        out.G.tt.val(), arma::mat(arma::sum((Xt * Omega) % Xt, 1) / double(N0)), "absdiff", 1e-10));
+  }
+}
+
+TEST_CASE(
+    "DIWP hidden layer under the prior (V = 0, gamma = 0): E[G] = K(G_prev) on every block "
+    "(Monte Carlo), and the reference batch dof biases g_tt") {
+  const size_t P = 5, B = 3, n = 20000;
+  dkp::random::Stream s(dkp::test::seed() + 17);
+  arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
+  Z.rows(P, P + B - 1) += 1.5;  // train/test points away from the inducing points: k_tt.i ~ k_tt
+  ad::Tape tape0;
+  const auto G0 = dkp::kernels::features_to_gram(tape0.constant(Z.rows(0, P - 1)),
+                                                 tape0.constant(Z.rows(P, P + B - 1)), 2.0);
+  const auto K = dkp::kernels::se_gram(G0, tape0.constant(0.0), tape0.constant(0.0), 1e-4);
+  const double log_delta = std::log(20.0);  // finite variances of every entry
+  auto draw = [&](bool reference_dof, uint64_t seed, arma::mat& ii, arma::mat& it, arma::mat& tt) {
+    ii.zeros(P * P, n);
+    it.zeros(P * B, n);
+    tt.zeros(B, n);
+    dkp::random::Stream noise(seed);
+    for (size_t k = 0; k < n; ++k) {
+      ad::Tape tape;
+      const dkp::kernels::GramBlocks Kc{tape.constant(K.ii.val()), tape.constant(K.it.val()),
+                                        tape.constant(K.tt.val())};
+      const auto out = dm::diwp_hidden_layer(
+          Kc, tape.constant(log_delta), tape.constant(-1000.0), tape.constant(arma::zeros(P, P)),
+          noise, dkp::distributions::GammaMethod::Rejection, reference_dof);
+      ii.col(k) = arma::vectorise(out.G.ii.val());
+      it.col(k) = arma::vectorise(out.G.it.val());
+      tt.col(k) = out.G.tt.val();
+    }
+  };
+  auto within = [&](const arma::mat& draws, const arma::mat& expect, double z) {
+    const arma::vec m = arma::mean(draws, 1), se = arma::stddev(draws, 0, 1) / std::sqrt(double(n));
+    const arma::vec e = arma::vectorise(expect);
+    bool ok = true;
+    for (arma::uword j = 0; j < e.n_elem; ++j) {
+      if (std::abs(m[j] - e[j]) > z * se[j]) {
+        ok = false;
+        MESSAGE("entry " << j << ": mean " << m[j] << " expected " << e[j] << " se " << se[j]);
+      }
+    }
+    return ok;
+  };
+  arma::mat ii, it, tt;
+  draw(false, 5, ii, it, tt);
+  CHECK(within(ii, K.ii.val(), 5.0));
+  CHECK(within(it, K.it.val(), 5.0));
+  CHECK(within(tt, K.tt.val(), 5.0));
+  // With nu_t = delta + P + B + 1 (reference code) the Schur complements shrink by
+  // (delta + P) / (delta + P + B - 1) = 25 / 27 on average, so E[g_tt] < k_tt.
+  draw(true, 6, ii, it, tt);
+  const arma::vec m = arma::mean(tt, 1), se = arma::stddev(tt, 0, 1) / std::sqrt(double(n));
+  CHECK(arma::any(m < K.tt.val().col(0) - 5.0 * se));
+}
+
+TEST_CASE("DIWP -> NNGP: the predictive mean gap shrinks monotonically as delta grows") {
+  const Tiny data = tiny_data(40, 3, dkp::test::seed() + 13);
+  const arma::mat Xtest = data.X.rows(0, 9) + 0.3;
+  for (const std::string kernel : {"relu", "se"}) {
+    for (size_t depth : {3, 4}) {
+      CAPTURE(kernel);
+      CAPTURE(depth);
+      const dm::DiwpConfig cfg = tiny_config(depth, kernel, 10);
+      dkp::random::Stream i1(dkp::test::seed()), i2(dkp::test::seed());
+      const dm::Nngp nngp(cfg, data.X, data.y, i1);
+      const dm::Diwp diwp(cfg, data.X, data.y, i2);
+      // A tight pseudo-likelihood makes u nearly deterministic (u ~ v), so that the gap measures
+      // the Gram matrices' randomness, not the output layer's.
+      dm::ParamMap pn = nngp.initial_parameters();
+      pn[dm::layer_key(depth, "L_scale")].fill(8.0);
+      const size_t S = 20;
+      dkp::random::Stream rn(21);
+      const arma::vec mean_nngp = arma::mean(nngp.predict(pn, Xtest, S, rn).mean, 1);
+      std::vector<double> gaps;
+      for (double delta : {1e1, 1e3, 1e5}) {
+        dm::ParamMap pd = diwp.initial_parameters();
+        for (const auto& [name, v] : pn) {
+          REQUIRE(pd.count(name) == 1);  // shared parameters have the same names
+          pd[name] = v;
+        }
+        for (size_t l = 1; l < depth; ++l) pd[dm::layer_key(l, "log_delta")].fill(std::log(delta));
+        dkp::random::Stream rd(22);
+        const auto pred = diwp.predict(pd, Xtest, S, rd);
+        REQUIRE(pred.mean.is_finite());
+        gaps.push_back(arma::abs(arma::mean(pred.mean, 1) - mean_nngp).max());
+      }
+      INFO("gaps at delta = 1e1, 1e3, 1e5: " << gaps[0] << " " << gaps[1] << " " << gaps[2]);
+      CHECK(gaps[1] < gaps[0]);
+      CHECK(gaps[2] < gaps[1]);
+      CHECK(gaps[2] < 0.02);
+    }
+  }
+}
+
+TEST_CASE(
+    "NNGP and DIWP predictions: one column per sample, finite, positive variances, "
+    "seed-determined") {
+  const Tiny data = tiny_data(30, 3, 1);
+  for (const std::string model_name : {"nngp", "diwp"}) {
+    for (const std::string kernel : {"relu", "se"}) {
+      CAPTURE(model_name);
+      CAPTURE(kernel);
+      dm::ModelSpec spec;
+      spec.model = model_name;
+      spec.kernel = kernel;
+      spec.depth = 3;
+      spec.inducing = 10;
+      dkp::random::Stream init(3);
+      const auto model = dm::make_model(spec, data.X, data.y, init);
+      CHECK(!model->describe().empty());
+      dkp::random::Stream r1(4), r2(4);
+      const auto p1 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r1);
+      const auto p2 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r2);
+      CHECK(p1.mean.n_rows == 5);
+      CHECK(p1.mean.n_cols == 6);
+      CHECK(p1.var.n_rows == 5);
+      CHECK(p1.var.n_cols == 6);
+      CHECK(p1.mean.is_finite());
+      CHECK(p1.var.is_finite());
+      CHECK(p1.var.min() > 0.0);
+      CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
+    }
+  }
+}
+
+TEST_CASE(
+    "factory: nngp and diwp are built for relu and se; other kernels and depth 1 are "
+    "errors") {
+  const Tiny data = tiny_data(12, 2, 2);
+  dm::ModelSpec spec;
+  spec.kernel = "periodic";
+  spec.depth = 3;
+  spec.inducing = 5;
+  dkp::random::Stream init(1);
+  for (const char* name : {"nngp", "diwp"}) {
+    spec.model = name;
+    CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
+  }
+  spec.kernel = "relu";
+  spec.depth = 1;
+  CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
+  spec.depth = 2;
+  CHECK(dm::make_model(spec, data.X, data.y, init) != nullptr);
+}

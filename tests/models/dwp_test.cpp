@@ -393,6 +393,6 @@ TEST_CASE("factory builds the DWP for gw, agw, abgw (empty: gw) and rejects othe
   spec.kernel = "relu";
   CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
   spec.kernel = "se";
-  spec.model = "nngp";
-  CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::NotImplementedError);
+  spec.model = "dwpp";
+  CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
 }

@@ -6,6 +6,7 @@
 #include "models/dsvi_dgp.hpp"
 #include "models/dwp.hpp"
 #include "models/gi_dgp.hpp"
+#include "models/gram_dgp.hpp"
 #include "models/nngp.hpp"
 #include "models/sgp.hpp"
 #include "util/error.hpp"
@@ -14,6 +15,20 @@ namespace dkp::models {
 
 std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
                                   const arma::vec& y_train, random::Stream& init) {
+  if (spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "relu") {
+    // The DKP paper's DGP baseline: GP layers on Gram kernels after the learned per-feature
+    // scale and bias input layer (models/gram_dgp.hpp). SE stays with GiDgp below: SE on
+    // X diag(exp(s)) + b with a per-feature scale is the same model as ARD SE on X (the bias
+    // cancels in a stationary kernel). Note the depth conventions differ: GiDgp counts GP layers
+    // (depth D = D GP layers), GramDgp counts the input Gram as layer 1 like the NNGP and DIWP
+    // (depth D = D - 1 GP layers), so GiDgp at depth D matches GramDgp(se) at depth D + 1.
+    GramDgpConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.kernel = spec.kernel;
+    cfg.width = spec.width;
+    cfg.inducing = spec.inducing;
+    return std::make_unique<GramDgp>(cfg, X_train, y_train, init);
+  }
   if (spec.model == "dgp" && spec.inference == "global-inducing") {
     if (spec.kernel != "se") {
       throw ConfigError(fmt::format("dgp: kernel '{}' is not available (se only)", spec.kernel));

@@ -1,0 +1,207 @@
+// Global-inducing DGP on Gram kernels (models/gram_dgp.hpp): gradient checks of the ELBO estimate
+// w.r.t. every parameter at a fixed noise draw, a hidden layer under its prior (Lambda = 0, so
+// q(U) = p(U)) has log p - log q = 0 and E[G_l] = K(G_{l-1}) on every block (Monte Carlo),
+// predictions and the factory.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "autodiff/gradcheck.hpp"
+#include "autodiff/ops.hpp"
+#include "models/factory.hpp"
+#include "models/gram_dgp.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+namespace ad = dkp::autodiff;
+namespace dm = dkp::models;
+
+namespace {
+
+struct Tiny {
+  arma::mat X;
+  arma::vec y;
+};
+
+Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
+  dkp::random::Stream s(seed);
+  Tiny t;
+  t.X = dkp::random::normal_matrix(s, n, d);
+  t.y = arma::sin(t.X.col(0)) + 0.1 * dkp::random::normal_matrix(s, n, 1);
+  return t;
+}
+
+dm::GramDgpConfig tiny_config(size_t depth, const std::string& kernel, size_t inducing) {
+  dm::GramDgpConfig cfg;
+  cfg.depth = depth;
+  cfg.kernel = kernel;
+  cfg.inducing = inducing;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("Gram DGP ELBO gradients match finite differences for every parameter") {
+  for (const std::string kernel : {"relu", "se"}) {
+    for (size_t depth : {2, 3, 4}) {
+      CAPTURE(kernel);
+      CAPTURE(depth);
+      const Tiny data = tiny_data(7, 2, dkp::test::seed() + depth);
+      dm::GramDgpConfig cfg = tiny_config(depth, kernel, 4);
+      cfg.log_prec_init = 0.0;        // a posterior that differs from the prior
+      if (depth == 4) cfg.width = 3;  // width other than the number of input features
+      dkp::random::Stream init(dkp::test::seed());
+      const dm::GramDgp model(cfg, data.X, data.y, init);
+      const size_t nu = depth == 4 ? 3 : 2;
+      CHECK(model.width() == nu);
+      for (size_t l = 2; l < depth; ++l) {
+        const auto& ps = model.initial_parameters();
+        REQUIRE(ps.count(dm::layer_key(l, "v")) == 1);
+        CHECK(ps.at(dm::layer_key(l, "v")).n_rows == 4);
+        CHECK(ps.at(dm::layer_key(l, "v")).n_cols == nu);
+        CHECK(ps.count(dm::layer_key(l, "L_loc")) == 1);
+        CHECK(ps.count(dm::layer_key(l, "L_scale")) == 1);
+      }
+      // The output layer keeps its single column.
+      CHECK(model.initial_parameters().at(dm::layer_key(depth, "v")).n_cols == 1);
+      CHECK(model.initial_parameters().count(dm::layer_key(1, "v")) == 0);
+
+      std::vector<std::string> names;
+      std::vector<arma::mat> values;
+      dkp::random::Stream jiggle(dkp::test::seed() + 97);
+      for (const auto& [name, v] : model.initial_parameters()) {
+        names.push_back(name);
+        values.push_back(v + 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols));
+      }
+      auto f = [&](ad::Tape&, const std::vector<ad::Var>& vars) {
+        dm::VarMap p;
+        for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
+        dkp::random::Stream noise(12345);  // fixed noise draw
+        return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;
+      };
+      ad::Tolerances tol;
+      tol.rel = 1e-5;
+      const auto r = ad::check_gradient(f, values, tol);
+      INFO(r.detail);
+      CHECK(r.ok);
+      CHECK(std::isfinite(ad::evaluate(f, values)));
+    }
+  }
+}
+
+TEST_CASE(
+    "Gram DGP hidden layer under the prior (Lambda = 0): log p - log q = 0 and E[G] = K(G_prev) "
+    "on every block (Monte Carlo)") {
+  const size_t P = 5, B = 3, nu = 2, n = 20000;
+  dkp::random::Stream s(dkp::test::seed() + 17);
+  arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
+  Z.rows(P, P + B - 1) += 1.5;
+  for (const std::string kernel : {"relu", "se"}) {
+    CAPTURE(kernel);
+    ad::Tape tape0;
+    const auto G0 = dkp::kernels::features_to_gram(tape0.constant(Z.rows(0, P - 1)),
+                                                   tape0.constant(Z.rows(P, P + B - 1)), 2.0);
+    const auto K = kernel == "se"
+                       ? dkp::kernels::se_gram(G0, tape0.constant(0.0), tape0.constant(0.0), 1e-4)
+                       : dkp::kernels::relu_gram(G0, 1e-4);
+    arma::mat ii(P * P, n), it(P * B, n), tt(B, n);
+    dkp::random::Stream noise(5);
+    dkp::random::Stream vs(6);
+    const arma::mat v = dkp::random::normal_matrix(vs, P, nu);  // ignored when Lambda = 0
+    double max_logpq = 0.0;
+    for (size_t k = 0; k < n; ++k) {
+      ad::Tape tape;
+      const dkp::kernels::GramBlocks Kc{tape.constant(K.ii.val()), tape.constant(K.it.val()),
+                                        tape.constant(K.tt.val())};
+      const auto out =
+          dm::gram_dgp_hidden_layer(Kc, tape.constant(v), tape.constant(arma::eye(P, P)),
+                                    tape.constant(-1000.0), noise);  // exp(-1000) = 0: L = 0
+      ii.col(k) = arma::vectorise(out.G.ii.val());
+      it.col(k) = arma::vectorise(out.G.it.val());
+      tt.col(k) = out.G.tt.val();
+      max_logpq = std::max(max_logpq, std::abs(out.logpq.scalar()));
+    }
+    CHECK(max_logpq < 1e-10);
+    auto within = [&](const arma::mat& draws, const arma::mat& expect, double z) {
+      const arma::vec m = arma::mean(draws, 1);
+      const arma::vec se = arma::stddev(draws, 0, 1) / std::sqrt(double(n));
+      const arma::vec e = arma::vectorise(expect);
+      bool ok = true;
+      for (arma::uword j = 0; j < e.n_elem; ++j) {
+        if (std::abs(m[j] - e[j]) > z * se[j]) {
+          ok = false;
+          MESSAGE("entry " << j << ": mean " << m[j] << " expected " << e[j] << " se " << se[j]);
+        }
+      }
+      return ok;
+    };
+    CHECK(within(ii, K.ii.val(), 4.0));
+    CHECK(within(it, K.it.val(), 4.0));
+    CHECK(within(tt, K.tt.val(), 4.0));
+    // Not vacuous: with Lambda > 0 and v = 3, q(U) is pulled towards v and E[G_ii] moves away.
+    ad::Tape tape;
+    dkp::random::Stream noise2(7);
+    const dkp::kernels::GramBlocks Kc{tape.constant(K.ii.val()), tape.constant(K.it.val()),
+                                      tape.constant(K.tt.val())};
+    const auto out =
+        dm::gram_dgp_hidden_layer(Kc, tape.constant(arma::mat(P, nu, arma::fill::value(3.0))),
+                                  tape.constant(arma::eye(P, P)), tape.constant(3.0), noise2);
+    CHECK(std::abs(out.logpq.scalar()) > 1e-3);
+    CHECK(arma::mean(arma::diagvec(out.G.ii.val())) > 2.0 * arma::mean(arma::diagvec(K.ii.val())));
+  }
+}
+
+TEST_CASE("Gram DGP predictions: one column per sample, finite, positive variances, seeded") {
+  const Tiny data = tiny_data(30, 3, 1);
+  for (size_t depth : {2, 3}) {
+    CAPTURE(depth);
+    dm::ModelSpec spec;
+    spec.model = "dgp";
+    spec.inference = "global-inducing";
+    spec.kernel = "relu";
+    spec.depth = depth;
+    spec.inducing = 10;
+    dkp::random::Stream init(3);
+    const auto model = dm::make_model(spec, data.X, data.y, init);
+    CHECK(model->describe().find("Gram kernels") != std::string::npos);
+    CHECK(model->describe().find("relu") != std::string::npos);
+    dkp::random::Stream r1(4), r2(4);
+    const auto p1 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r1);
+    const auto p2 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r2);
+    CHECK(p1.mean.n_rows == 5);
+    CHECK(p1.mean.n_cols == 6);
+    CHECK(p1.var.n_rows == 5);
+    CHECK(p1.var.n_cols == 6);
+    CHECK(p1.mean.is_finite());
+    CHECK(p1.var.is_finite());
+    CHECK(p1.var.min() > 0.0);
+    CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
+    if (depth == 3) CHECK(arma::var(p1.mean.row(0)) > 0.0);  // the hidden layer is stochastic
+  }
+}
+
+TEST_CASE("factory: dgp global-inducing builds the Gram DGP for relu and GiDgp for se") {
+  const Tiny data = tiny_data(12, 2, 2);
+  dm::ModelSpec spec;
+  spec.model = "dgp";
+  spec.inference = "global-inducing";
+  spec.depth = 3;
+  spec.inducing = 5;
+  dkp::random::Stream init(1);
+  spec.kernel = "relu";
+  const auto relu = dm::make_model(spec, data.X, data.y, init);
+  CHECK(dynamic_cast<const dm::GramDgp*>(relu.get()) != nullptr);
+  CHECK(relu->initial_parameters().count("input.log_scale") == 1);
+  CHECK(relu->initial_parameters().count("layer2.v") == 1);
+  spec.width = 4;
+  const auto wide = dm::make_model(spec, data.X, data.y, init);
+  CHECK(wide->initial_parameters().at("layer2.v").n_cols == 4);
+  spec.kernel = "se";
+  const auto se = dm::make_model(spec, data.X, data.y, init);
+  CHECK(dynamic_cast<const dm::GramDgp*>(se.get()) == nullptr);
+  spec.kernel = "periodic";
+  CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
+  spec.kernel = "relu";
+  spec.depth = 1;
+  CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
+}

@@ -119,9 +119,10 @@ Diwp::Diwp(const DiwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_t
 
 std::string Diwp::describe() const {
   return fmt::format(
-      "DIWP: depth {} (N0 x N0 Omega input layer with per-feature scale and bias, {} inverse "
-      "Wishart hidden layer{}, global-inducing output), {} kernel, {} inducing points",
-      cfg_.depth, cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", cfg_.kernel, cfg_.inducing);
+      "DIWP: {} kernel applications (N0 x N0 Omega input layer with per-feature scale and "
+      "bias, {} inverse Wishart hidden layer{}, global-inducing output), {} kernel, {} inducing "
+      "points",
+      cfg_.depth - 1, cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", cfg_.kernel, cfg_.inducing);
 }
 
 GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, random::Stream& rng) const {

@@ -13,17 +13,29 @@
 
 namespace dkp::models {
 
+namespace {
+
+// `--depth` means the number of kernel applications (GP layers including the output layer) for
+// every model: DGP-3 is F1 ~ GP(K(X)), F2 ~ GP(K(F1)), f ~ GP(K(F2)), the DKP paper's "three
+// layers (two hidden layers and one output layer), with three applications of the kernel"
+// (sec. 7), and DWP/DGP depth 2..5 in the Wishart papers. The Gram-kernel models (nngp.hpp)
+// number the input Gram as layer 1 as well, so their own depth is one more.
+size_t gram_model_depth(size_t depth) {
+  if (depth < 1) throw ConfigError("depth must be at least 1");
+  return depth + 1;
+}
+
+}  // namespace
+
 std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
                                   const arma::vec& y_train, random::Stream& init) {
   if (spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "relu") {
     // The DKP paper's DGP baseline: GP layers on Gram kernels after the learned per-feature
     // scale and bias input layer (models/gram_dgp.hpp). SE stays with GiDgp below: SE on
     // X diag(exp(s)) + b with a per-feature scale is the same model as ARD SE on X (the bias
-    // cancels in a stationary kernel). Note the depth conventions differ: GiDgp counts GP layers
-    // (depth D = D GP layers), GramDgp counts the input Gram as layer 1 like the NNGP and DIWP
-    // (depth D = D - 1 GP layers), so GiDgp at depth D matches GramDgp(se) at depth D + 1.
+    // cancels in a stationary kernel).
     GramDgpConfig cfg;
-    cfg.depth = spec.depth;
+    cfg.depth = gram_model_depth(spec.depth);
     cfg.kernel = spec.kernel;
     cfg.width = spec.width;
     cfg.inducing = spec.inducing;
@@ -80,7 +92,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
           fmt::format("{}: kernel '{}' is not available (relu, se)", spec.model, spec.kernel));
     }
     DiwpConfig cfg;
-    cfg.depth = spec.depth;
+    cfg.depth = gram_model_depth(spec.depth);
     cfg.kernel = spec.kernel;
     cfg.inducing = spec.inducing;
     if (spec.model == "nngp") {

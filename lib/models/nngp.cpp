@@ -165,9 +165,9 @@ Nngp::Nngp(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec
 
 std::string Nngp::describe() const {
   return fmt::format(
-      "NNGP: depth {} (input Gram with per-feature scale and bias, {} deterministic {} kernel "
-      "application{}, global-inducing output), {} inducing points",
-      cfg_.depth, cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", cfg_.inducing);
+      "NNGP: {} {} kernel application{} (input Gram with per-feature scale and bias, "
+      "deterministic hidden layers, global-inducing output), {} inducing points",
+      cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", cfg_.inducing);
 }
 
 GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, random::Stream&) const {

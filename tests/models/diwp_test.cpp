@@ -328,8 +328,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "factory: nngp and diwp are built for relu and se; other kernels and depth 1 are "
-    "errors") {
+    "factory: nngp and diwp are built for relu and se; other kernels and depth 0 are "
+    "errors; depth counts kernel applications") {
   const Tiny data = tiny_data(12, 2, 2);
   dm::ModelSpec spec;
   spec.kernel = "periodic";
@@ -341,8 +341,17 @@ TEST_CASE(
     CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
   }
   spec.kernel = "relu";
-  spec.depth = 1;
+  spec.depth = 0;
   CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
-  spec.depth = 2;
+  // --depth counts kernel applications (factory.cpp): depth 1 is the input Gram and the output
+  // layer; depth 3 has two hidden layers (the NNGP's kernels feed layers 2, 3 and the output 4).
+  spec.depth = 1;
   CHECK(dm::make_model(spec, data.X, data.y, init) != nullptr);
+  spec.model = "nngp";
+  spec.kernel = "se";
+  spec.depth = 3;
+  const auto nngp = dm::make_model(spec, data.X, data.y, init);
+  CHECK(nngp->initial_parameters().count("layer4.log_lengthscale") == 1);
+  CHECK(nngp->initial_parameters().count("layer5.log_lengthscale") == 0);
+  CHECK(nngp->describe().find("3 se kernel applications") != std::string::npos);
 }

@@ -192,7 +192,11 @@ TEST_CASE("factory: dgp global-inducing builds the Gram DGP for relu and GiDgp f
   const auto relu = dm::make_model(spec, data.X, data.y, init);
   CHECK(dynamic_cast<const dm::GramDgp*>(relu.get()) != nullptr);
   CHECK(relu->initial_parameters().count("input.log_scale") == 1);
-  CHECK(relu->initial_parameters().count("layer2.v") == 1);
+  // --depth 3 = three kernel applications: hidden GP layers 2 and 3, output layer 4.
+  CHECK(relu->initial_parameters().at("layer2.v").n_cols == 2);
+  CHECK(relu->initial_parameters().at("layer3.v").n_cols == 2);
+  CHECK(relu->initial_parameters().at("layer4.v").n_cols == 1);
+  CHECK(relu->describe().find("3 kernel applications") != std::string::npos);
   spec.width = 4;
   const auto wide = dm::make_model(spec, data.X, data.y, init);
   CHECK(wide->initial_parameters().at("layer2.v").n_cols == 4);
@@ -202,6 +206,6 @@ TEST_CASE("factory: dgp global-inducing builds the Gram DGP for relu and GiDgp f
   spec.kernel = "periodic";
   CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
   spec.kernel = "relu";
-  spec.depth = 1;
+  spec.depth = 0;
   CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
 }

@@ -19,14 +19,14 @@ Var scale_columns(const Var& X, const Var& log_ell) {
   arma::mat v = X.val().each_row() % inv;
   return X.tape().record(std::move(v), {X, log_ell}, [X, log_ell, inv](ad::Node* out) {
     return [X, log_ell, inv, out] {
-      if (X.needs_grad()) X.node()->adj_ref() += out->adj.each_row() % inv;
+      if (X.needs_grad()) ad::accumulate(X, out->adj.each_row() % inv);
       if (log_ell.needs_grad()) {
         // d(x / l)/d log l = -(x / l)
         const arma::rowvec g = -arma::sum(out->adj % out->val, 0);
         if (log_ell.n_cols() == 1)
-          log_ell.node()->adj_ref()[0] += arma::accu(g);
+          ad::accumulate_fill(log_ell, arma::accu(g));
         else
-          log_ell.node()->adj_ref() += g;
+          ad::accumulate(log_ell, g);
       }
     };
   });
@@ -56,12 +56,12 @@ Var se_unit(const Var& Xs, const Var& Zs) {
       if (Xs.needs_grad()) {
         arma::mat gx = G * Zs.val();
         gx -= Xs.val().each_col() % arma::sum(G, 1);
-        Xs.node()->adj_ref() += gx;
+        ad::accumulate(Xs, std::move(gx));
       }
       if (Zs.needs_grad()) {
         arma::mat gz = G.t() * Xs.val();
         gz -= Zs.val().each_col() % arma::sum(G, 0).t();
-        Zs.node()->adj_ref() += gz;
+        ad::accumulate(Zs, std::move(gz));
       }
     };
   });
@@ -77,7 +77,7 @@ Var se_unit_sym(const Var& Xs) {
       G += G.t();
       arma::mat gx = G * Xs.val();
       gx -= Xs.val().each_col() % arma::sum(G, 1);
-      Xs.node()->adj_ref() += gx;
+      ad::accumulate(Xs, std::move(gx));
     };
   });
 }

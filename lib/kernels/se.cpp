@@ -44,12 +44,24 @@ arma::mat sq_dist(const arma::mat& X, const arma::mat& Z) {
 
 }  // namespace
 
+arma::mat se_unit_value(const arma::mat& Xs, const arma::mat& Zs) {
+  arma::mat K = sq_dist(Xs, Zs);
+  K *= -0.5;
+  return arma::exp(K);
+}
+
+arma::mat se_unit_sym_value(const arma::mat& Xs) {
+  arma::mat K = se_unit_value(Xs, Xs);
+  K.diag().ones();
+  return K;
+}
+
 Var se_unit(const Var& Xs, const Var& Zs) {
   if (Xs.n_cols() != Zs.n_cols()) {
     throw Error(
         fmt::format("kernels::se_unit: inputs have {} and {} columns", Xs.n_cols(), Zs.n_cols()));
   }
-  arma::mat K = arma::exp(-0.5 * sq_dist(Xs.val(), Zs.val()));
+  arma::mat K = se_unit_value(Xs.val(), Zs.val());
   return Xs.tape().record(std::move(K), {Xs, Zs}, [Xs, Zs](ad::Node* out) {
     return [Xs, Zs, out] {
       const arma::mat G = out->adj % out->val;
@@ -68,8 +80,7 @@ Var se_unit(const Var& Xs, const Var& Zs) {
 }
 
 Var se_unit_sym(const Var& Xs) {
-  arma::mat K = arma::exp(-0.5 * sq_dist(Xs.val(), Xs.val()));
-  K.diag().ones();
+  arma::mat K = se_unit_sym_value(Xs.val());
   return Xs.tape().record(std::move(K), {Xs}, [Xs](ad::Node* out) {
     return [Xs, out] {
       // Both arguments are Xs: the two contributions combine to (G + G^T) X - rowsum(G+G^T) % X.

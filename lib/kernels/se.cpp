@@ -1,5 +1,7 @@
 #include "kernels/se.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
@@ -34,25 +36,41 @@ Var scale_columns(const Var& X, const Var& log_ell) {
 
 namespace {
 
-arma::mat sq_dist(const arma::mat& X, const arma::mat& Z) {
-  arma::mat D = -2.0 * X * Z.t();
-  D.each_col() += arma::sum(arma::square(X), 1);
-  D.each_row() += arma::sum(arma::square(Z), 1).t();
-  D.clamp(0.0, arma::datum::inf);
-  return D;
+// k <- exp(-1/2 max(0, n_i + m - 2 k)) for i in [first, last): the squared distance from the
+// cross product k, the squared norms n of the rows of X and the squared norm m of one row of Z,
+// clamped at 0 against round-off, then the unit SE kernel. One pass, in place.
+void se_from_cross(double* k, const double* n, double m, arma::uword first, arma::uword last) {
+  for (arma::uword i = first; i < last; ++i) {
+    double d = (-2.0 * k[i] + n[i]) + m;
+    d = d < 0.0 ? 0.0 : d;
+    k[i] = -0.5 * d;
+  }
+  for (arma::uword i = first; i < last; ++i) k[i] = std::exp(k[i]);
 }
 
 }  // namespace
 
 arma::mat se_unit_value(const arma::mat& Xs, const arma::mat& Zs) {
-  arma::mat K = sq_dist(Xs, Zs);
-  K *= -0.5;
-  return arma::exp(K);
+  arma::mat K = Xs * Zs.t();
+  const arma::vec nx = arma::sum(arma::square(Xs), 1);
+  const arma::vec nz = arma::sum(arma::square(Zs), 1);
+  for (arma::uword j = 0; j < K.n_cols; ++j)
+    se_from_cross(K.colptr(j), nx.memptr(), nz[j], 0, K.n_rows);
+  return K;
 }
 
 arma::mat se_unit_sym_value(const arma::mat& Xs) {
-  arma::mat K = se_unit_value(Xs, Xs);
-  K.diag().ones();
+  // Only the strict lower triangle is evaluated (half the exponentials), then mirrored: the
+  // result is exactly symmetric, with exact ones on the diagonal.
+  const arma::uword n = Xs.n_rows;
+  arma::mat K = Xs * Xs.t();
+  const arma::vec nx = arma::sum(arma::square(Xs), 1);
+  for (arma::uword j = 0; j < n; ++j) {
+    double* k = K.colptr(j);
+    se_from_cross(k, nx.memptr(), nx[j], j + 1, n);
+    k[j] = 1.0;
+  }
+  K = arma::symmatl(K);
   return K;
 }
 

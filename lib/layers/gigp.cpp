@@ -14,6 +14,65 @@ namespace dkp::layers {
 
 namespace ad = dkp::autodiff;
 
+namespace {
+
+// op(T) X with T lower triangular (only its lower triangle is read), op(T) = T or T^T, through
+// dtrmm (half the flops of a general product). Adjoints: Xbar = op(T)^T Ybar;
+// Tbar = tril(Ybar X^T) (no trans) or tril(X Ybar^T) (trans).
+Var trmm_lower(const Var& T, const Var& X, bool trans) {
+  const int n = int(T.n_rows()), m = int(X.n_cols());
+  arma::mat Y = X.val();
+  if (n > 0 && m > 0) {
+    cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans,
+                CblasNonUnit, n, m, 1.0, T.val().memptr(), n, Y.memptr(), n);
+  }
+  return T.tape().record(std::move(Y), {T, X}, [T, X, trans, n, m](ad::Node* out) {
+    return [T, X, trans, n, m, out] {
+      const arma::mat& G = out->adj;
+      if (T.needs_grad()) {
+        arma::mat& Tbar = T.node()->adj_ref();
+        if (trans)
+          linalg::add_tri_product(Tbar, linalg::Uplo::Lower, X.val(), G, false, 1.0);
+        else
+          linalg::add_tri_product(Tbar, linalg::Uplo::Lower, G, X.val(), false, 1.0);
+      }
+      if (X.needs_grad()) {
+        arma::mat Xbar = G;
+        if (n > 0 && m > 0) {
+          cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasNoTrans : CblasTrans,
+                      CblasNonUnit, n, m, 1.0, T.val().memptr(), n, Xbar.memptr(), n);
+        }
+        ad::accumulate(X, std::move(Xbar));
+      }
+    };
+  });
+}
+
+// C^T C + I through dsyrk (half the flops of a general product), returned symmetric.
+// Adjoint: Cbar = C (Mbar + Mbar^T).
+Var gram_plus_identity(const Var& C) {
+  const int k = int(C.n_rows()), n = int(C.n_cols());
+  arma::mat M(n, n);
+  if (n > 0) {
+    if (k > 0) {
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, k, 1.0, C.val().memptr(), k, 0.0,
+                  M.memptr(), n);
+    } else {
+      M.zeros();
+    }
+    M = arma::symmatl(M);
+    M.diag() += 1.0;
+  }
+  return C.tape().record(std::move(M), {C}, [C](ad::Node* out) {
+    return [C, out] {
+      arma::mat S = out->adj + out->adj.t();
+      ad::accumulate(C, C.val() * S);
+    };
+  });
+}
+
+}  // namespace
+
 Var gigp_precision_factor(const GigpParams& p) {
   const double P = double(p.L_loc.n_rows());
   const Var scale = ad::div(ad::exp(p.L_scale), ad::scale(ad::trace(p.L_loc), 1.0 / P));
@@ -24,12 +83,11 @@ GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var&
   ad::Tape& tape = k.ii.tape();
   const arma::uword P = k.ii.n_rows(), W = p.v.n_cols();
   GigpPrepared g;
-  g.Kii = k.ii;
   g.Lk = ad::cholesky(k.ii, "gigp K_ii");
   g.L = L_given.valid() ? L_given : gigp_precision_factor(p);
-  g.KL = ad::matmul(k.ii, g.L);
-  const Var M = ad::add(ad::matmul(g.L, g.KL, true, false), tape.constant(arma::eye(P, P)));
-  g.Lm = ad::cholesky(M, "gigp L^T K L + I");
+  // With K = L_K L_K^T: C = L_K^T L and M = L^T K L + I = C^T C + I.
+  g.C = trmm_lower(g.Lk, g.L, true);
+  g.Lm = ad::cholesky(gram_plus_identity(g.C), "gigp L^T K L + I");
   g.a = ad::matmul(g.L, p.v, true, false);  // L^T v
   // log N(a; 0, M) without the 2π term (it cancels against log N(a; L^T u, I)).
   const Var b = ad::solve_lower(g.Lm, g.a);
@@ -41,24 +99,25 @@ GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var&
 }
 
 GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arma::mat& eps2_m) {
-  ad::Tape& tape = g.Kii.tape();
+  ad::Tape& tape = g.Lk.tape();
   const arma::uword W = g.a.n_cols(), cols = eps1_m.n_cols;
   const arma::uword S = W > 0 ? cols / W : 0;
   const Var eps1 = tape.constant(eps1_m);
   const Var eps2 = tape.constant(eps2_m);
   const Var aS = S == 1 ? g.a : ad::repmat(g.a, 1, S);
-  // r = L a + L_K^{-T} ε1 + L ε2: the bracket with covariance Σ^{-1}.
-  const Var r = ad::matmul(g.L, aS) + ad::solve_lower(g.Lk, eps1, true) + ad::matmul(g.L, eps2);
-  const Var Kr = ad::matmul(g.Kii, r);
-  const Var s =
-      ad::solve_lower(g.Lm, ad::solve_lower(g.Lm, ad::matmul(g.L, Kr, true, false)), true);
+  // u = Σ r with r = L (a + ε2) + L_K^{-T} ε1 (the bracket has covariance Σ^{-1}) and
+  // Σ = K - K L M^{-1} L^T K. With z = L_K^T r = C (a + ε2) + ε1:
+  //   u = L_K w,  w = z - C M^{-1} C^T z,  L^T u = C^T w,  L_K^{-1} u = w.
+  const Var z = ad::matmul(g.C, aS + eps2) + eps1;
+  const Var t = ad::solve_lower(g.Lm, ad::solve_lower(g.Lm, ad::matmul(g.C, z, true, false)), true);
+  const Var w = z - ad::matmul(g.C, t);
   GigpOutput out;
-  out.u = Kr - ad::matmul(g.KL, s);
+  out.u = trmm_lower(g.Lk, w, false);
   // - log N(a; L^T u, I) for every sample.
-  const Var resid = aS - ad::matmul(g.L, out.u, true, false);
+  const Var resid = aS - ad::matmul(g.C, w, true, false);
   const Var noise_free = S == 1 ? g.logpq : ad::scale(g.logpq, double(S));
   out.logpq = noise_free + ad::scale(ad::sum(ad::square(resid)), 0.5);
-  out.f_mean = ad::matmul(g.A, ad::solve_lower(g.Lk, out.u), true, false);
+  out.f_mean = ad::matmul(g.A, w, true, false);
   out.f_var = g.f_var;
   return out;
 }

@@ -60,11 +60,10 @@ Var gigp_precision_factor(const GigpParams& p);
 
 /// The part of a layer that does not depend on the noise.
 struct GigpPrepared {
-  Var Kii;    ///< K_ii (P x P)
-  Var Lk;     ///< chol(K_ii)
+  Var Lk;     ///< chol(K_ii) = L_K
   Var L;      ///< precision factor (P x P)
-  Var KL;     ///< K_ii L
-  Var Lm;     ///< chol(L^T K_ii L + I)
+  Var C;      ///< L_K^T L
+  Var Lm;     ///< chol(L^T K_ii L + I) = chol(C^T C + I)
   Var a;      ///< L^T v (P x W)
   Var logpq;  ///< 1 x 1, the noise-free terms of one sample's log p(u) - log q(u)
   Var A;      ///< L_K^{-1} K_it (P x B)

@@ -1,5 +1,9 @@
 #include "autodiff/ops.hpp"
 
+#include <cblas.h>
+
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "util/error.hpp"
@@ -19,42 +23,79 @@ void check_same_or_scalar(const Var& a, const Var& b, const char* op) {
                           b.n_rows(), b.n_cols()));
 }
 
-// Reduces a gradient of the broadcast result to the shape of operand v.
-arma::mat reduce_to(const Var& v, const arma::mat& g) {
-  if (v.val().n_rows == g.n_rows && v.val().n_cols == g.n_cols) return g;
-  return arma::mat(1, 1, arma::fill::value(arma::accu(g)));
+// Adds sign * g (g the adjoint of the broadcast result) into v's adjoint: as is when the shapes
+// match, summed to a scalar when v was the broadcast 1x1 operand.
+void accumulate_reduced(const Var& v, const arma::mat& g, double sign) {
+  if (!v.needs_grad()) return;
+  if (v.val().n_rows == g.n_rows && v.val().n_cols == g.n_cols) {
+    if (sign == 1.0)
+      accumulate(v, g);
+    else
+      accumulate(v, sign * g);
+  } else {
+    accumulate_fill(v, sign * arma::accu(g));
+  }
 }
 
-// Elementwise binary op with 1x1 broadcasting: out = f(a, b) on matching shapes.
-template <class F>
-arma::mat broadcast(const arma::mat& a, const arma::mat& b, F f) {
-  if (a.n_rows == b.n_rows && a.n_cols == b.n_cols) return f(a, b);
-  if (a.n_elem == 1) return f(arma::mat(b.n_rows, b.n_cols, arma::fill::value(a[0])), b);
-  return f(a, arma::mat(a.n_rows, a.n_cols, arma::fill::value(b[0])));
+// C = op(A) op(B) (beta = 0, C allocated without initialisation) or C += op(A) op(B) (beta = 1),
+// straight through dgemm: no temporary for the product and no zero fill of a fresh adjoint.
+void gemm_into(arma::mat& C, bool add, const arma::mat& A, bool ta, const arma::mat& B, bool tb) {
+  const arma::uword m = ta ? A.n_cols : A.n_rows, k = ta ? A.n_rows : A.n_cols;
+  const arma::uword n = tb ? B.n_rows : B.n_cols;
+  if (!add) C.set_size(m, n);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!add) C.zeros();
+    return;
+  }
+  cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), 1.0, A.memptr(), int(std::max<arma::uword>(1, A.n_rows)), B.memptr(),
+              int(std::max<arma::uword>(1, B.n_rows)), add ? 1.0 : 0.0, C.memptr(),
+              int(std::max<arma::uword>(1, C.n_rows)));
+}
+
+// v's adjoint += op(A) op(B), allocating it on first use.
+void accumulate_product(const Var& v, const arma::mat& A, bool ta, const arma::mat& B, bool tb) {
+  if (!v.needs_grad()) return;
+  Node* n = v.node();
+  gemm_into(n->adj, n->has_adj(), A, ta, B, tb);
 }
 
 }  // namespace
 
+// Binary elementwise ops: a 1x1 operand is used as a scalar (never materialised as a matrix), and
+// its adjoint is the sum of the elementwise adjoint contributions.
+
 Var add(const Var& a, const Var& b) {
   check_same_or_scalar(a, b, "add");
-  arma::mat v = broadcast(
-      a.val(), b.val(), [](const arma::mat& x, const arma::mat& y) -> arma::mat { return x + y; });
+  arma::mat v;
+  if (a.n_rows() == b.n_rows() && a.n_cols() == b.n_cols())
+    v = a.val() + b.val();
+  else if (is_scalar(a))
+    v = a.val()[0] + b.val();
+  else
+    v = a.val() + b.val()[0];
   return a.tape().record(std::move(v), {a, b}, [a, b](Node* out) {
     return [a, b, out] {
-      accumulate(a, reduce_to(a, out->adj));
-      accumulate(b, reduce_to(b, out->adj));
+      accumulate_reduced(a, out->adj, 1.0);
+      accumulate_reduced(b, out->adj, 1.0);
     };
   });
 }
 
 Var sub(const Var& a, const Var& b) {
   check_same_or_scalar(a, b, "sub");
-  arma::mat v = broadcast(
-      a.val(), b.val(), [](const arma::mat& x, const arma::mat& y) -> arma::mat { return x - y; });
+  arma::mat v;
+  if (a.n_rows() == b.n_rows() && a.n_cols() == b.n_cols())
+    v = a.val() - b.val();
+  else if (is_scalar(a))
+    v = a.val()[0] - b.val();
+  else
+    v = a.val() - b.val()[0];
   return a.tape().record(std::move(v), {a, b}, [a, b](Node* out) {
     return [a, b, out] {
-      accumulate(a, reduce_to(a, out->adj));
-      if (b.needs_grad()) accumulate(b, reduce_to(b, -out->adj));
+      accumulate_reduced(a, out->adj, 1.0);
+      accumulate_reduced(b, out->adj, -1.0);
     };
   });
 }
@@ -76,40 +117,52 @@ Var add_scalar(const Var& a, double c) {
 
 Var mul(const Var& a, const Var& b) {
   check_same_or_scalar(a, b, "mul");
-  arma::mat v = broadcast(
-      a.val(), b.val(), [](const arma::mat& x, const arma::mat& y) -> arma::mat { return x % y; });
-  return a.tape().record(std::move(v), {a, b}, [a, b](Node* out) {
-    return [a, b, out] {
-      if (a.needs_grad()) {
-        accumulate(a,
-                   reduce_to(a, broadcast(out->adj, b.val(),
-                                          [](const arma::mat& g, const arma::mat& y) -> arma::mat {
-                                            return g % y;
-                                          })));
-      }
-      if (b.needs_grad()) {
-        accumulate(b,
-                   reduce_to(b, broadcast(out->adj, a.val(),
-                                          [](const arma::mat& g, const arma::mat& x) -> arma::mat {
-                                            return g % x;
-                                          })));
-      }
+  if (a.n_rows() == b.n_rows() && a.n_cols() == b.n_cols()) {
+    return a.tape().record(a.val() % b.val(), {a, b}, [a, b](Node* out) {
+      return [a, b, out] {
+        accumulate(a, out->adj % b.val());
+        accumulate(b, out->adj % a.val());
+      };
+    });
+  }
+  // One operand s is 1x1: out = s m, d/dm = s G, d/ds = <G, m>.
+  const bool a_scalar = is_scalar(a);
+  const Var s = a_scalar ? a : b, m = a_scalar ? b : a;
+  return a.tape().record(s.val()[0] * m.val(), {a, b}, [s, m](Node* out) {
+    return [s, m, out] {
+      if (m.needs_grad()) accumulate(m, s.val()[0] * out->adj);
+      if (s.needs_grad()) accumulate_fill(s, arma::dot(out->adj, m.val()));
     };
   });
 }
 
 Var div(const Var& a, const Var& b) {
   check_same_or_scalar(a, b, "div");
-  arma::mat v = broadcast(
-      a.val(), b.val(), [](const arma::mat& x, const arma::mat& y) -> arma::mat { return x / y; });
-  return a.tape().record(std::move(v), {a, b}, [a, b](Node* out) {
+  if (a.n_rows() == b.n_rows() && a.n_cols() == b.n_cols()) {
+    return a.tape().record(a.val() / b.val(), {a, b}, [a, b](Node* out) {
+      return [a, b, out] {
+        // d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b
+        const arma::mat gb = out->adj / b.val();
+        if (b.needs_grad()) accumulate(b, -gb % out->val);
+        accumulate(a, gb);
+      };
+    });
+  }
+  if (is_scalar(b)) {  // out = a / c: da = G / c, dc = -<G, out> / c
+    return a.tape().record(a.val() / b.val()[0], {a, b}, [a, b](Node* out) {
+      return [a, b, out] {
+        const double c = b.val()[0];
+        if (a.needs_grad()) accumulate(a, out->adj / c);
+        if (b.needs_grad()) accumulate_fill(b, -arma::dot(out->adj, out->val) / c);
+      };
+    });
+  }
+  // out = c / b: dc = sum(G / b), db = -(G / b) % out
+  return a.tape().record(a.val()[0] / b.val(), {a, b}, [a, b](Node* out) {
     return [a, b, out] {
-      // d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b
-      const arma::mat gb =
-          broadcast(out->adj, b.val(),
-                    [](const arma::mat& g, const arma::mat& y) -> arma::mat { return g / y; });
-      if (a.needs_grad()) accumulate(a, reduce_to(a, gb));
-      if (b.needs_grad()) accumulate(b, reduce_to(b, -gb % out->val));
+      const arma::mat gb = out->adj / b.val();
+      if (a.needs_grad()) accumulate_fill(a, arma::accu(gb));
+      if (b.needs_grad()) accumulate(b, -gb % out->val);
     };
   });
 }
@@ -123,32 +176,21 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
                             trans_b ? "^T" : ""));
   }
   arma::mat v;
-  if (!trans_a && !trans_b)
-    v = a.val() * b.val();
-  else if (trans_a && !trans_b)
-    v = a.val().t() * b.val();
-  else if (!trans_a && trans_b)
-    v = a.val() * b.val().t();
-  else
-    v = a.val().t() * b.val().t();
+  gemm_into(v, false, a.val(), trans_a, b.val(), trans_b);
   return a.tape().record(std::move(v), {a, b}, [a, b, trans_a, trans_b](Node* out) {
     return [a, b, trans_a, trans_b, out] {
       const arma::mat& G = out->adj;
       const arma::mat& A = a.val();
       const arma::mat& B = b.val();
       // C = op(A) op(B); dL/dop(A) = G op(B)^T, dL/dop(B) = op(A)^T G.
-      if (a.needs_grad()) {
-        if (!trans_a)
-          a.node()->adj_ref() += trans_b ? arma::mat(G * B) : arma::mat(G * B.t());
-        else
-          a.node()->adj_ref() += trans_b ? arma::mat(B.t() * G.t()) : arma::mat(B * G.t());
-      }
-      if (b.needs_grad()) {
-        if (!trans_b)
-          b.node()->adj_ref() += trans_a ? arma::mat(A * G) : arma::mat(A.t() * G);
-        else
-          b.node()->adj_ref() += trans_a ? arma::mat(G.t() * A.t()) : arma::mat(G.t() * A);
-      }
+      if (!trans_a)
+        accumulate_product(a, G, false, B, !trans_b);  // G op(B)^T
+      else
+        accumulate_product(a, B, trans_b, G, true);  // (G op(B)^T)^T = op(B) G^T
+      if (!trans_b)
+        accumulate_product(b, A, !trans_a, G, false);  // op(A)^T G
+      else
+        accumulate_product(b, G, true, A, trans_a);  // (op(A)^T G)^T = G^T op(A)
     };
   });
 }
@@ -159,16 +201,15 @@ Var transpose(const Var& a) {
 }
 
 Var sum(const Var& a) {
-  return a.tape().record(
-      arma::mat(1, 1, arma::fill::value(arma::accu(a.val()))), {a},
-      [a](Node* out) { return [a, out] { a.node()->adj_ref() += out->adj[0]; }; });
+  return a.tape().record(arma::mat(1, 1, arma::fill::value(arma::accu(a.val()))), {a},
+                         [a](Node* out) { return [a, out] { accumulate_fill(a, out->adj[0]); }; });
 }
 
 Var mean(const Var& a) {
   const double n = static_cast<double>(a.val().n_elem);
   return a.tape().record(
       arma::mat(1, 1, arma::fill::value(arma::accu(a.val()) / n)), {a},
-      [a, n](Node* out) { return [a, n, out] { a.node()->adj_ref() += out->adj[0] / n; }; });
+      [a, n](Node* out) { return [a, n, out] { accumulate_fill(a, out->adj[0] / n); }; });
 }
 
 Var trace(const Var& a) {

@@ -1,5 +1,7 @@
 #include "kernels/se.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
@@ -19,14 +21,14 @@ Var scale_columns(const Var& X, const Var& log_ell) {
   arma::mat v = X.val().each_row() % inv;
   return X.tape().record(std::move(v), {X, log_ell}, [X, log_ell, inv](ad::Node* out) {
     return [X, log_ell, inv, out] {
-      if (X.needs_grad()) X.node()->adj_ref() += out->adj.each_row() % inv;
+      if (X.needs_grad()) ad::accumulate(X, out->adj.each_row() % inv);
       if (log_ell.needs_grad()) {
         // d(x / l)/d log l = -(x / l)
         const arma::rowvec g = -arma::sum(out->adj % out->val, 0);
         if (log_ell.n_cols() == 1)
-          log_ell.node()->adj_ref()[0] += arma::accu(g);
+          ad::accumulate_fill(log_ell, arma::accu(g));
         else
-          log_ell.node()->adj_ref() += g;
+          ad::accumulate(log_ell, g);
       }
     };
   });
@@ -34,42 +36,69 @@ Var scale_columns(const Var& X, const Var& log_ell) {
 
 namespace {
 
-arma::mat sq_dist(const arma::mat& X, const arma::mat& Z) {
-  arma::mat D = -2.0 * X * Z.t();
-  D.each_col() += arma::sum(arma::square(X), 1);
-  D.each_row() += arma::sum(arma::square(Z), 1).t();
-  D.clamp(0.0, arma::datum::inf);
-  return D;
+// k <- exp(-1/2 max(0, n_i + m - 2 k)) for i in [first, last): the squared distance from the
+// cross product k, the squared norms n of the rows of X and the squared norm m of one row of Z,
+// clamped at 0 against round-off, then the unit SE kernel. One pass, in place.
+void se_from_cross(double* k, const double* n, double m, arma::uword first, arma::uword last) {
+  for (arma::uword i = first; i < last; ++i) {
+    double d = (-2.0 * k[i] + n[i]) + m;
+    d = d < 0.0 ? 0.0 : d;
+    k[i] = -0.5 * d;
+  }
+  for (arma::uword i = first; i < last; ++i) k[i] = std::exp(k[i]);
 }
 
 }  // namespace
+
+arma::mat se_unit_value(const arma::mat& Xs, const arma::mat& Zs) {
+  arma::mat K = Xs * Zs.t();
+  const arma::vec nx = arma::sum(arma::square(Xs), 1);
+  const arma::vec nz = arma::sum(arma::square(Zs), 1);
+  for (arma::uword j = 0; j < K.n_cols; ++j)
+    se_from_cross(K.colptr(j), nx.memptr(), nz[j], 0, K.n_rows);
+  return K;
+}
+
+arma::mat se_unit_sym_value(const arma::mat& Xs) {
+  // Only the strict lower triangle is evaluated (half the exponentials), then mirrored: the
+  // result is exactly symmetric, with exact ones on the diagonal.
+  const arma::uword n = Xs.n_rows;
+  arma::mat K = Xs * Xs.t();
+  const arma::vec nx = arma::sum(arma::square(Xs), 1);
+  for (arma::uword j = 0; j < n; ++j) {
+    double* k = K.colptr(j);
+    se_from_cross(k, nx.memptr(), nx[j], j + 1, n);
+    k[j] = 1.0;
+  }
+  K = arma::symmatl(K);
+  return K;
+}
 
 Var se_unit(const Var& Xs, const Var& Zs) {
   if (Xs.n_cols() != Zs.n_cols()) {
     throw Error(
         fmt::format("kernels::se_unit: inputs have {} and {} columns", Xs.n_cols(), Zs.n_cols()));
   }
-  arma::mat K = arma::exp(-0.5 * sq_dist(Xs.val(), Zs.val()));
+  arma::mat K = se_unit_value(Xs.val(), Zs.val());
   return Xs.tape().record(std::move(K), {Xs, Zs}, [Xs, Zs](ad::Node* out) {
     return [Xs, Zs, out] {
       const arma::mat G = out->adj % out->val;
       if (Xs.needs_grad()) {
         arma::mat gx = G * Zs.val();
         gx -= Xs.val().each_col() % arma::sum(G, 1);
-        Xs.node()->adj_ref() += gx;
+        ad::accumulate(Xs, std::move(gx));
       }
       if (Zs.needs_grad()) {
         arma::mat gz = G.t() * Xs.val();
         gz -= Zs.val().each_col() % arma::sum(G, 0).t();
-        Zs.node()->adj_ref() += gz;
+        ad::accumulate(Zs, std::move(gz));
       }
     };
   });
 }
 
 Var se_unit_sym(const Var& Xs) {
-  arma::mat K = arma::exp(-0.5 * sq_dist(Xs.val(), Xs.val()));
-  K.diag().ones();
+  arma::mat K = se_unit_sym_value(Xs.val());
   return Xs.tape().record(std::move(K), {Xs}, [Xs](ad::Node* out) {
     return [Xs, out] {
       // Both arguments are Xs: the two contributions combine to (G + G^T) X - rowsum(G+G^T) % X.
@@ -77,7 +106,7 @@ Var se_unit_sym(const Var& Xs) {
       G += G.t();
       arma::mat gx = G * Xs.val();
       gx -= Xs.val().each_col() % arma::sum(G, 1);
-      Xs.node()->adj_ref() += gx;
+      ad::accumulate(Xs, std::move(gx));
     };
   });
 }

@@ -22,6 +22,10 @@ Var se_unit(const Var& Xs, const Var& Zs);
 /// the diagonal).
 Var se_unit_sym(const Var& Xs);
 
+/// Plain (no tape) values of se_unit and se_unit_sym, for prediction paths.
+arma::mat se_unit_value(const arma::mat& Xs, const arma::mat& Zs);
+arma::mat se_unit_sym_value(const arma::mat& Xs);
+
 /// Squared-exponential kernel matrix h * exp(-1/2 ||(x - z)/l||^2), h = exp(log_var).
 Var se_ard(const Var& X, const Var& Z, const Var& log_ell, const Var& log_var);
 Var se_ard_sym(const Var& X, const Var& log_ell, const Var& log_var);

@@ -1,51 +1,225 @@
 #include "layers/gigp.hpp"
 
+#include <cblas.h>
+
 #include <cmath>
 
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
+#include "autodiff/ops_shape.hpp"
+#include "linalg/chol.hpp"
+#include "linalg/triangular.hpp"
 
 namespace dkp::layers {
 
 namespace ad = dkp::autodiff;
 
-GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stream& rng) {
-  ad::Tape& tape = k.ii.tape();
-  const arma::uword P = k.ii.n_rows(), W = p.v.n_cols();
-  const Var Lk = ad::cholesky(k.ii, "gigp K_ii");
-  // L = L_loc exp(L_scale) / mean(diag L_loc)
-  const Var scale = ad::div(ad::exp(p.L_scale), ad::scale(ad::trace(p.L_loc), 1.0 / double(P)));
-  const Var L = ad::mul(scale, p.L_loc);
-  const Var KL = ad::matmul(k.ii, L);
-  const Var M = ad::add(ad::matmul(L, KL, true, false), tape.constant(arma::eye(P, P)));
-  const Var Lm = ad::cholesky(M, "gigp L^T K L + I");
+namespace {
 
-  const Var eps1 = tape.constant(random::normal_matrix(rng, P, W));
-  const Var eps2 = tape.constant(random::normal_matrix(rng, P, W));
-  const Var a = ad::matmul(L, p.v, true, false);  // L^T v
-  const Var r = ad::matmul(L, a) + ad::solve_lower(Lk, eps1, true) + ad::matmul(L, eps2);
-  const Var Kr = ad::matmul(k.ii, r);
-  const Var s = ad::solve_lower(Lm, ad::solve_lower(Lm, ad::matmul(L, Kr, true, false)), true);
+// op(T) X with T lower triangular (only its lower triangle is read), op(T) = T or T^T, through
+// dtrmm (half the flops of a general product). Adjoints: Xbar = op(T)^T Ybar;
+// Tbar = tril(Ybar X^T) (no trans) or tril(X Ybar^T) (trans).
+Var trmm_lower(const Var& T, const Var& X, bool trans) {
+  const int n = int(T.n_rows()), m = int(X.n_cols());
+  arma::mat Y = X.val();
+  if (n > 0 && m > 0) {
+    cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans,
+                CblasNonUnit, n, m, 1.0, T.val().memptr(), n, Y.memptr(), n);
+  }
+  return T.tape().record(std::move(Y), {T, X}, [T, X, trans, n, m](ad::Node* out) {
+    return [T, X, trans, n, m, out] {
+      const arma::mat& G = out->adj;
+      if (T.needs_grad()) {
+        arma::mat& Tbar = T.node()->adj_ref();
+        if (trans)
+          linalg::add_tri_product(Tbar, linalg::Uplo::Lower, X.val(), G, false, 1.0);
+        else
+          linalg::add_tri_product(Tbar, linalg::Uplo::Lower, G, X.val(), false, 1.0);
+      }
+      if (X.needs_grad()) {
+        arma::mat Xbar = G;
+        if (n > 0 && m > 0) {
+          cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasNoTrans : CblasTrans,
+                      CblasNonUnit, n, m, 1.0, T.val().memptr(), n, Xbar.memptr(), n);
+        }
+        ad::accumulate(X, std::move(Xbar));
+      }
+    };
+  });
+}
+
+// C^T C + I through dsyrk (half the flops of a general product), returned symmetric.
+// Adjoint: Cbar = C (Mbar + Mbar^T).
+Var gram_plus_identity(const Var& C) {
+  const int k = int(C.n_rows()), n = int(C.n_cols());
+  arma::mat M(n, n);
+  if (n > 0) {
+    if (k > 0) {
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, k, 1.0, C.val().memptr(), k, 0.0,
+                  M.memptr(), n);
+    } else {
+      M.zeros();
+    }
+    M = arma::symmatl(M);
+    M.diag() += 1.0;
+  }
+  return C.tape().record(std::move(M), {C}, [C](ad::Node* out) {
+    return [C, out] {
+      arma::mat S = out->adj + out->adj.t();
+      ad::accumulate(C, C.val() * S);
+    };
+  });
+}
+
+// Column sums of squares as a column vector: out_j = sum_i A_ij^2 (B x 1 for a P x B matrix), one
+// pass forward and one backward (Abar += 2 A diag(g)), instead of square + product with ones.
+Var col_sumsq(const Var& A) {
+  const arma::mat& a = A.val();
+  arma::mat v(a.n_cols, 1);
+  for (arma::uword j = 0; j < a.n_cols; ++j) {
+    const double* c = a.colptr(j);
+    double t = 0.0;
+    for (arma::uword i = 0; i < a.n_rows; ++i) t += c[i] * c[i];
+    v[j] = t;
+  }
+  return A.tape().record(std::move(v), {A}, [A](ad::Node* out) {
+    return [A, out] {
+      ad::Node* n = A.node();
+      const arma::mat& a = A.val();
+      const bool add = n->has_adj();
+      if (!add) n->adj.set_size(a.n_rows, a.n_cols);
+      for (arma::uword j = 0; j < a.n_cols; ++j) {
+        const double g = 2.0 * out->adj[j];
+        const double* c = a.colptr(j);
+        double* d = n->adj.colptr(j);
+        if (add) {
+          for (arma::uword i = 0; i < a.n_rows; ++i) d[i] += g * c[i];
+        } else {
+          for (arma::uword i = 0; i < a.n_rows; ++i) d[i] = g * c[i];
+        }
+      }
+    };
+  });
+}
+
+}  // namespace
+
+Var gigp_precision_factor(const GigpParams& p) {
+  const double P = double(p.L_loc.n_rows());
+  const Var scale = ad::div(ad::exp(p.L_scale), ad::scale(ad::trace(p.L_loc), 1.0 / P));
+  return ad::mul(scale, p.L_loc);
+}
+
+GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L_given) {
+  const arma::uword W = p.v.n_cols();
+  GigpPrepared g;
+  g.Lk = ad::cholesky(k.ii, "gigp K_ii");
+  g.L = L_given.valid() ? L_given : gigp_precision_factor(p);
+  // With K = L_K L_K^T: C = L_K^T L and M = L^T K L + I = C^T C + I.
+  g.C = trmm_lower(g.Lk, g.L, true);
+  g.Lm = ad::cholesky(gram_plus_identity(g.C), "gigp L^T K L + I");
+  g.a = ad::matmul(g.L, p.v, true, false);  // L^T v
+  // log N(a; 0, M) without the 2π term (it cancels against log N(a; L^T u, I)).
+  const Var b = ad::solve_lower(g.Lm, g.a);
+  g.logpq =
+      ad::scale(ad::logdet_chol(g.Lm), -0.5 * double(W)) - ad::scale(ad::sum(ad::square(b)), 0.5);
+  g.A = ad::solve_lower(g.Lk, k.it);  // L_K^{-1} K_it
+  g.f_var = k.tt - col_sumsq(g.A);    // k_tt - diag(K_ti K^{-1} K_it)
+  return g;
+}
+
+GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arma::mat& eps2_m) {
+  ad::Tape& tape = g.Lk.tape();
+  const arma::uword W = g.a.n_cols(), cols = eps1_m.n_cols;
+  const arma::uword S = W > 0 ? cols / W : 0;
+  const Var eps1 = tape.constant(eps1_m);
+  const Var eps2 = tape.constant(eps2_m);
+  const Var aS = S == 1 ? g.a : ad::repmat(g.a, 1, S);
+  // u = Σ r with r = L (a + ε2) + L_K^{-T} ε1 (the bracket has covariance Σ^{-1}) and
+  // Σ = K - K L M^{-1} L^T K. With z = L_K^T r = C (a + ε2) + ε1:
+  //   u = L_K w,  w = z - C M^{-1} C^T z,  L^T u = C^T w,  L_K^{-1} u = w.
+  const Var z = ad::matmul(g.C, aS + eps2) + eps1;
+  const Var t = ad::solve_lower(g.Lm, ad::solve_lower(g.Lm, ad::matmul(g.C, z, true, false)), true);
+  const Var w = z - ad::matmul(g.C, t);
   GigpOutput out;
-  out.u = Kr - ad::matmul(KL, s);
-
-  // log N(a; 0, M) - log N(a; L^T u, I); the log 2π terms cancel.
-  const Var b = ad::solve_lower(Lm, a);
-  const Var resid = a - ad::matmul(L, out.u, true, false);
-  out.logpq = ad::scale(ad::logdet_chol(Lm), -0.5 * double(W)) -
-              ad::scale(ad::sum(ad::square(b)), 0.5) + ad::scale(ad::sum(ad::square(resid)), 0.5);
-
-  const Var A = ad::solve_lower(Lk, k.it);  // L_K^{-1} K_it
-  out.f_mean = ad::matmul(A, ad::solve_lower(Lk, out.u), true, false);
-  out.f_var = k.tt - ad::matmul(ad::square(A), tape.constant(arma::ones(P, 1)), true, false);
+  out.u = trmm_lower(g.Lk, w, false);
+  // - log N(a; L^T u, I) for every sample.
+  const Var resid = aS - ad::matmul(g.C, w, true, false);
+  const Var noise_free = S == 1 ? g.logpq : ad::scale(g.logpq, double(S));
+  out.logpq = noise_free + ad::scale(ad::sum(ad::square(resid)), 0.5);
+  out.f_mean = ad::matmul(g.A, w, true, false);
+  out.f_var = g.f_var;
   return out;
 }
 
-Var sample_outputs(const GigpOutput& out, random::Stream& rng) {
+GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stream& rng) {
+  const GigpPrepared g = gigp_prepare(k, p);
+  const arma::uword P = k.ii.n_rows(), W = p.v.n_cols();
+  const arma::mat eps1 = random::normal_matrix(rng, P, W);
+  const arma::mat eps2 = random::normal_matrix(rng, P, W);
+  return gigp_finish(g, eps1, eps2);
+}
+
+Var sample_outputs(const GigpOutput& out, const arma::mat& eps) {
   ad::Tape& tape = out.f_mean.tape();
-  const arma::uword B = out.f_mean.n_rows(), W = out.f_mean.n_cols();
+  const arma::uword W = out.f_mean.n_cols();
   const Var sd = ad::matmul(ad::sqrt(out.f_var), tape.constant(arma::ones(1, W)));
-  return out.f_mean + ad::mul(sd, tape.constant(random::normal_matrix(rng, B, W)));
+  return out.f_mean + ad::mul(sd, tape.constant(eps));
+}
+
+Var sample_outputs(const GigpOutput& out, random::Stream& rng) {
+  return sample_outputs(out, random::normal_matrix(rng, out.f_mean.n_rows(), out.f_mean.n_cols()));
+}
+
+// ---- plain evaluation -------------------------------------------------------------------------
+
+GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const arma::vec& ktt,
+                             const arma::mat& L, const arma::mat& v) {
+  const int P = int(Kii.n_rows);
+  GigpPlain g;
+  g.Lk = linalg::chol(Kii, "gigp K_ii");
+  // C = L_K^T L (triangular multiply), M = C^T C + I (symmetric rank-k update, lower triangle).
+  g.C = L;
+  if (P > 0) {
+    cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, P, P, 1.0,
+                g.Lk.memptr(), P, g.C.memptr(), P);
+  }
+  arma::mat M(P, P);
+  if (P > 0) {
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, P, P, 1.0, g.C.memptr(), P, 0.0, M.memptr(),
+                P);
+  }
+  M = arma::symmatl(M);
+  M.diag() += 1.0;
+  g.Lm = linalg::chol(M, "gigp L^T K L + I");
+  g.a = L.t() * v;
+  g.A = linalg::solve_lower(g.Lk, Kit);
+  g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
+  return g;
+}
+
+void gigp_finish_plain(const GigpPlain& g, const arma::mat& eps1, const arma::mat& eps2,
+                       arma::mat* u, arma::mat& f_mean) {
+  const arma::uword W = g.a.n_cols, cols = eps1.n_cols;
+  const arma::uword S = W > 0 ? cols / W : 0;
+  // z = L_K^T r = C (a + ε2) + ε1
+  arma::mat z = eps2;
+  for (arma::uword s = 0; s < S; ++s) z.cols(s * W, s * W + W - 1) += g.a;
+  z = g.C * z;
+  z += eps1;
+  // w = z - C M^{-1} C^T z
+  arma::mat t = linalg::solve_lower(g.Lm, g.C.t() * z);
+  t = linalg::solve_lower(g.Lm, std::move(t), true);
+  z -= g.C * t;
+  f_mean = g.A.t() * z;
+  if (u) {  // u = L_K w
+    *u = std::move(z);
+    const int P = int(g.Lk.n_rows), n = int(u->n_cols);
+    if (P > 0 && n > 0) {
+      cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, P, n, 1.0,
+                  g.Lk.memptr(), P, u->memptr(), P);
+    }
+  }
 }
 
 }  // namespace dkp::layers

@@ -43,9 +43,63 @@ struct GigpOutput {
 };
 
 /// Samples u from q and computes the conditional moments of the train/test outputs.
+/// Equivalent to gigp_finish(gigp_prepare(k, p), eps1, eps2) with eps1 and eps2 (P x W each,
+/// in that order) drawn from rng.
 GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stream& rng);
 
 /// Draws f = f_mean + sqrt(f_var) ε, ε ~ N(0, I) (B x W).
 Var sample_outputs(const GigpOutput& out, random::Stream& rng);
+
+// ---- the same layer split into its noise-free part and its samples ---------------------------
+// When several Monte Carlo samples share the kernel blocks (the first layer of a deep model: the
+// inducing inputs and the data are the same for every sample), the noise-free part is computed
+// once and the samples' noise is stacked as extra columns.
+
+/// L = L_loc exp(L_scale) / mean(diag L_loc), shared by every sample of a layer.
+Var gigp_precision_factor(const GigpParams& p);
+
+/// The part of a layer that does not depend on the noise.
+struct GigpPrepared {
+  Var Lk;     ///< chol(K_ii) = L_K
+  Var L;      ///< precision factor (P x P)
+  Var C;      ///< L_K^T L
+  Var Lm;     ///< chol(L^T K_ii L + I) = chol(C^T C + I)
+  Var a;      ///< L^T v (P x W)
+  Var logpq;  ///< 1 x 1, the noise-free terms of one sample's log p(u) - log q(u)
+  Var A;      ///< L_K^{-1} K_it (P x B)
+  Var f_var;  ///< B x 1
+};
+
+/// Noise-free part of a layer; `L` is gigp_precision_factor(p) when not given (invalid Var).
+GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L = Var());
+
+/// S samples at once from stacked noise: eps1 and eps2 are P x (W S), sample s in columns
+/// s W .. s W + W - 1. Returns u (P x W S), f_mean (B x W S), f_var (B x 1, shared) and logpq,
+/// the sum over the S samples of log p(u) - log q(u).
+GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1, const arma::mat& eps2);
+
+/// f = f_mean + sqrt(f_var) eps for given noise eps (the shape of f_mean).
+Var sample_outputs(const GigpOutput& out, const arma::mat& eps);
+
+// ---- plain (no tape) evaluation for prediction ----------------------------------------------
+// The same distribution computed with Armadillo/BLAS only, in a cheaper but algebraically equal
+// form: with C = L_K^T L, M = C^T C + I and z = L_K^T r = C (a + ε2) + ε1,
+//   u = L_K (z - C M^{-1} C^T z),   f_mean = A^T (z - C M^{-1} C^T z).
+
+/// Noise-free part of a layer (plain values).
+struct GigpPlain {
+  arma::mat Lk, C, Lm, a, A;
+  arma::vec f_var;
+};
+
+/// K_ii (P x P), K_it (P x B) and diag K_tt (B); L is the precision factor, v the
+/// pseudo-targets (P x W).
+GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const arma::vec& ktt,
+                             const arma::mat& L, const arma::mat& v);
+
+/// Samples from stacked noise as gigp_finish (P x W S each); writes u when `u` is not null and
+/// f_mean (B x W S).
+void gigp_finish_plain(const GigpPlain& g, const arma::mat& eps1, const arma::mat& eps2,
+                       arma::mat* u, arma::mat& f_mean);
 
 }  // namespace dkp::layers

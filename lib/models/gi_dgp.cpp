@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "autodiff/ops_shape.hpp"
 #include "kernels/se.hpp"
 #include "layers/gigp.hpp"
 #include "util/error.hpp"
@@ -57,49 +58,135 @@ std::string GiDgp::describe() const {
       cfg_.depth, width_, cfg_.inducing);
 }
 
-GiDgp::SampleOut GiDgp::forward(const VarMap& p, const Var& X, random::Stream& rng) const {
-  ad::Tape& tape = X.tape();
-  Var Fi = get(p, "inducing_inputs");
-  Var Ft = X;
-  const arma::uword P = Fi.n_rows(), B = X.n_rows();
-  Var logpq = tape.constant(0.0);
+std::vector<std::vector<GiDgp::LayerNoise>> GiDgp::draw_noise(size_t S, arma::uword P,
+                                                              arma::uword B,
+                                                              random::Stream& rng) const {
+  std::vector<std::vector<LayerNoise>> noise(S, std::vector<LayerNoise>(cfg_.depth));
+  for (size_t s = 0; s < S; ++s) {
+    for (size_t l = 1; l <= cfg_.depth; ++l) {
+      LayerNoise& n = noise[s][l - 1];
+      const arma::uword W = layer_width(l);
+      n.eps1 = random::normal_matrix(rng, P, W);
+      n.eps2 = random::normal_matrix(rng, P, W);
+      if (l < cfg_.depth) n.out = random::normal_matrix(rng, B, W);
+    }
+  }
+  return noise;
+}
+
+namespace {
+
+// The layer-l noise of every sample side by side (sample s in columns s W .. s W + W - 1).
+template <class Get>
+arma::mat stack_columns(size_t S, Get get) {
+  const arma::mat& first = get(0);
+  arma::mat out(first.n_rows, first.n_cols * S);
+  for (size_t s = 0; s < S; ++s) out.cols(s * first.n_cols, (s + 1) * first.n_cols - 1) = get(s);
+  return out;
+}
+
+Var sample_cols(const Var& x, size_t s, arma::uword W, size_t S) {
+  return S == 1 ? x : ad::cols(x, s * W, s * W + W - 1);
+}
+
+}  // namespace
+
+GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
+                                 random::Stream& rng) const {
+  const Var Fi0 = get(p, "inducing_inputs");
+  ad::Tape& tape = Fi0.tape();
+  const arma::uword P = Fi0.n_rows(), B = X.n_rows;
+  const auto noise = draw_noise(S, P, B, rng);
+
+  // Per-layer quantities shared by all samples.
+  struct Layer {
+    Var log_ell, h, tt, L;
+    layers::GigpParams gp;
+  };
+  std::vector<Layer> layer(cfg_.depth + 1);
+  const Var jitter = tape.constant(cfg_.jitter * arma::eye(P, P));
+  const Var onesB = tape.constant(arma::ones(B, 1));
   for (size_t l = 1; l <= cfg_.depth; ++l) {
+    Layer& ly = layer[l];
     const double nu_in = double(l == 1 ? d0_ : width_);
     // SE on Gram distances with G = F F^T / nu_in: scale features by 1 / (sqrt(nu_in) l).
-    const Var log_ell = ad::add_scalar(get(p, key(l, "log_lengthscale")), 0.5 * std::log(nu_in));
-    const Var h = ad::exp(get(p, key(l, "log_variance")));
-    const Var Fi_s = kernels::scale_columns(Fi, log_ell);
-    const Var Ft_s = kernels::scale_columns(Ft, log_ell);
-    layers::KernelBlocks k;
-    k.ii = ad::mul(h, kernels::se_unit_sym(Fi_s) + tape.constant(cfg_.jitter * arma::eye(P, P)));
-    k.it = ad::mul(h, kernels::se_unit(Fi_s, Ft_s));
-    k.tt = ad::mul(h, tape.constant(arma::ones(B, 1)));
-    layers::GigpParams gp{get(p, key(l, "v")), get(p, key(l, "L_loc")), get(p, key(l, "L_scale"))};
-    const layers::GigpOutput out = layers::gigp_forward(k, gp, rng);
-    logpq = logpq + out.logpq;
-    if (l == cfg_.depth) return {out.f_mean, out.f_var, logpq};
-    Fi = out.u;
-    Ft = layers::sample_outputs(out, rng);
+    ly.log_ell = ad::add_scalar(get(p, key(l, "log_lengthscale")), 0.5 * std::log(nu_in));
+    ly.h = ad::exp(get(p, key(l, "log_variance")));
+    ly.tt = ad::mul(ly.h, onesB);
+    ly.gp = {get(p, key(l, "v")), get(p, key(l, "L_loc")), get(p, key(l, "L_scale"))};
+    ly.L = layers::gigp_precision_factor(ly.gp);
   }
-  throw Error("gi-dgp: unreachable");
+  auto blocks = [&](size_t l, const Var& Fi, const Var& Ft) {
+    const Layer& ly = layer[l];
+    const Var Fi_s = kernels::scale_columns(Fi, ly.log_ell);
+    const Var Ft_s = kernels::scale_columns(Ft, ly.log_ell);
+    layers::KernelBlocks k;
+    k.ii = ad::mul(ly.h, kernels::se_unit_sym(Fi_s) + jitter);
+    k.it = ad::mul(ly.h, kernels::se_unit(Fi_s, Ft_s));
+    k.tt = ly.tt;
+    return k;
+  };
+
+  ForwardOut res;
+  res.f_mean.resize(S);
+  res.f_var.resize(S);
+  // Layer 1: the same kernel blocks for every sample.
+  const arma::uword W1 = layer_width(1);
+  const layers::GigpPrepared g1 =
+      layers::gigp_prepare(blocks(1, Fi0, tape.constant(X)), layer[1].gp, layer[1].L);
+  const layers::GigpOutput o1 = layers::gigp_finish(
+      g1, stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][0].eps1; }),
+      stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][0].eps2; }));
+  Var logpq = o1.logpq;
+  if (cfg_.depth == 1) {
+    for (size_t s = 0; s < S; ++s) {
+      res.f_mean[s] = sample_cols(o1.f_mean, s, W1, S);
+      res.f_var[s] = o1.f_var;
+    }
+    res.logpq = logpq;
+    return res;
+  }
+  const Var F1 = layers::sample_outputs(
+      o1, stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][0].out; }));
+  for (size_t s = 0; s < S; ++s) {
+    Var Fi = sample_cols(o1.u, s, W1, S);
+    Var Ft = sample_cols(F1, s, W1, S);
+    for (size_t l = 2; l <= cfg_.depth; ++l) {
+      const LayerNoise& n = noise[s][l - 1];
+      const layers::GigpPrepared g =
+          layers::gigp_prepare(blocks(l, Fi, Ft), layer[l].gp, layer[l].L);
+      const layers::GigpOutput out = layers::gigp_finish(g, n.eps1, n.eps2);
+      logpq = logpq + out.logpq;
+      if (l == cfg_.depth) {
+        res.f_mean[s] = out.f_mean;
+        res.f_var[s] = out.f_var;
+      } else {
+        Fi = out.u;
+        Ft = layers::sample_outputs(out, n.out);
+      }
+    }
+  }
+  res.logpq = logpq;
+  return res;
 }
 
 ElboEstimate GiDgp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y, double n_train,
                          size_t samples, double kl_weight, random::Stream& rng) const {
   ad::Tape& tape = get(p, "inducing_inputs").tape();
-  const Var Xv = tape.constant(X);
   const Var yv = tape.constant(y);
   const Var log_s2 = get(p, "likelihood.log_noise_var");
   const Var inv_s2 = ad::exp(ad::neg(log_s2));
   const double B = double(X.n_rows);
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
-  for (size_t s = 0; s < samples; ++s) {
-    const SampleOut o = forward(p, Xv, rng);
-    // Analytic E_{f ~ N(m, v)} log N(y; f, s2) summed over the batch.
-    const Var sq = ad::sum(ad::square(yv - o.f_mean) + o.f_var);
-    const Var ell = ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
-                    tape.constant(0.5 * B * std::log(2.0 * M_PI));
-    ell_total = ell_total + ell;
+  if (samples > 0) {
+    const ForwardOut o = forward(p, X, samples, rng);
+    for (size_t s = 0; s < samples; ++s) {
+      // Analytic E_{f ~ N(m, v)} log N(y; f, s2) summed over the batch.
+      const Var sq = ad::sum(ad::square(yv - o.f_mean[s]) + o.f_var[s]);
+      const Var ell = ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
+                      tape.constant(0.5 * B * std::log(2.0 * M_PI));
+      ell_total = ell_total + ell;
+    }
     logpq_total = logpq_total + o.logpq;
   }
   const double S = double(samples);
@@ -112,18 +199,89 @@ ElboEstimate GiDgp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y
   return e;
 }
 
+// Prediction without a tape: the same model and the same random numbers as forward(), evaluated
+// with plain Armadillo/BLAS (layers::gigp_*_plain), the first layer once for all samples.
 Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
                           random::Stream& rng) const {
+  const arma::mat& Fi0 = params.at("inducing_inputs");
+  const arma::uword P = Fi0.n_rows, B = X.n_rows;
+  const size_t S = samples;
   Predictive pred;
-  pred.mean.set_size(X.n_rows, samples);
-  pred.var.set_size(X.n_rows, samples);
-  const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
-  for (size_t s = 0; s < samples; ++s) {
-    ad::Tape tape;  // constants only: no closures are recorded
-    const VarMap p = to_vars(tape, params, false);
-    const SampleOut o = forward(p, tape.constant(X), rng);
-    pred.mean.col(s) = o.f_mean.val();
-    pred.var.col(s) = o.f_var.val() + noise;
+  pred.mean.set_size(B, S);
+  pred.var.set_size(B, S);
+  const double noise_var = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+  const auto noise = draw_noise(S, P, B, rng);
+
+  struct Layer {
+    arma::rowvec inv_ell;
+    double h = 1.0;
+    arma::mat L;
+    const arma::mat* v = nullptr;
+  };
+  std::vector<Layer> layer(cfg_.depth + 1);
+  for (size_t l = 1; l <= cfg_.depth; ++l) {
+    Layer& ly = layer[l];
+    const double nu_in = double(l == 1 ? d0_ : width_);
+    ly.inv_ell = arma::exp(-(params.at(key(l, "log_lengthscale")).row(0) + 0.5 * std::log(nu_in)));
+    ly.h = std::exp(params.at(key(l, "log_variance"))(0, 0));
+    const arma::mat& Lloc = params.at(key(l, "L_loc"));
+    const double scale = std::exp(params.at(key(l, "L_scale"))(0, 0)) /
+                         (arma::trace(Lloc) * (1.0 / double(Lloc.n_rows)));
+    ly.L = scale * Lloc;
+    ly.v = &params.at(key(l, "v"));
+  }
+  const arma::vec ktt_ones = arma::ones(B);
+  auto prepare = [&](size_t l, const arma::mat& Fi, const arma::mat& Ft) {
+    const Layer& ly = layer[l];
+    const bool iso = ly.inv_ell.n_elem == 1;
+    const arma::mat Fi_s =
+        iso ? arma::mat(Fi * ly.inv_ell[0]) : arma::mat(Fi.each_row() % ly.inv_ell);
+    const arma::mat Ft_s =
+        iso ? arma::mat(Ft * ly.inv_ell[0]) : arma::mat(Ft.each_row() % ly.inv_ell);
+    arma::mat Kii = kernels::se_unit_sym_value(Fi_s);
+    Kii.diag() += cfg_.jitter;
+    Kii *= ly.h;
+    arma::mat Kit = kernels::se_unit_value(Fi_s, Ft_s);
+    Kit *= ly.h;
+    return layers::gigp_prepare_plain(Kii, Kit, ly.h * ktt_ones, ly.L, *ly.v);
+  };
+  auto stacked = [&](size_t l, arma::mat LayerNoise::*which) {
+    return stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][l - 1].*which; });
+  };
+
+  // Layer 1 for all samples at once.
+  const arma::uword W1 = layer_width(1);
+  const layers::GigpPlain g1 = prepare(1, Fi0, X);
+  arma::mat U1, Fm1;
+  layers::gigp_finish_plain(g1, stacked(1, &LayerNoise::eps1), stacked(1, &LayerNoise::eps2),
+                            cfg_.depth > 1 ? &U1 : nullptr, Fm1);
+  if (cfg_.depth == 1) {
+    pred.mean = Fm1;
+    pred.var = arma::repmat(g1.f_var + noise_var, 1, S);
+    return pred;
+  }
+  arma::mat F1 = stacked(1, &LayerNoise::out);
+  F1.each_col() %= arma::sqrt(g1.f_var);
+  F1 += Fm1;
+  arma::mat U, Fm;
+  for (size_t s = 0; s < S; ++s) {
+    arma::mat Fi = U1.cols(s * W1, s * W1 + W1 - 1);
+    arma::mat Ft = F1.cols(s * W1, s * W1 + W1 - 1);
+    for (size_t l = 2; l <= cfg_.depth; ++l) {
+      const LayerNoise& n = noise[s][l - 1];
+      const layers::GigpPlain g = prepare(l, Fi, Ft);
+      const bool last = l == cfg_.depth;
+      layers::gigp_finish_plain(g, n.eps1, n.eps2, last ? nullptr : &U, Fm);
+      if (last) {
+        pred.mean.col(s) = Fm;
+        pred.var.col(s) = g.f_var + noise_var;
+      } else {
+        Fi = std::move(U);
+        Ft = n.out;
+        Ft.each_col() %= arma::sqrt(g.f_var);
+        Ft += Fm;
+      }
+    }
   }
   return pred;
 }

@@ -11,6 +11,8 @@
 // depth = number of GP layers including the output layer (depth 2: one hidden layer).
 #pragma once
 
+#include <vector>
+
 #include "models/model.hpp"
 
 namespace dkp::models {
@@ -40,10 +42,24 @@ class GiDgp final : public Model {
                      random::Stream& rng) const override;
 
  private:
-  struct SampleOut {
-    autodiff::Var f_mean, f_var, logpq;  // output layer: B x 1, B x 1, 1 x 1
+  /// Output-layer moments of S samples and their summed log p - log q.
+  struct ForwardOut {
+    std::vector<autodiff::Var> f_mean, f_var;  // per sample: B x 1, B x 1
+    autodiff::Var logpq;                       // 1 x 1, summed over the samples
   };
-  SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const;
+  /// S samples of the whole stack. The random numbers are drawn up front, sample by sample and
+  /// layer by layer (eps1, eps2, then the layer outputs' noise), as a sample-by-sample pass
+  /// would; the first layer, whose kernel blocks are the same for every sample, is computed once
+  /// with the samples' noise stacked as columns.
+  ForwardOut forward(const VarMap& p, const arma::mat& X, size_t S, random::Stream& rng) const;
+
+  /// Noise of one layer and one sample.
+  struct LayerNoise {
+    arma::mat eps1, eps2, out;  // P x W, P x W, B x W (out empty in the output layer)
+  };
+  std::vector<std::vector<LayerNoise>> draw_noise(size_t S, arma::uword P, arma::uword B,
+                                                  random::Stream& rng) const;
+  size_t layer_width(size_t l) const { return l == cfg_.depth ? 1 : width_; }
 
   GiDgpConfig cfg_;
   size_t d0_ = 0, width_ = 0;

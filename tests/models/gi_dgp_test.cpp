@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
+#include "kernels/se.hpp"
 #include "layers/gigp.hpp"
 #include "models/gi_dgp.hpp"
 #include "test_support.hpp"
@@ -153,4 +155,102 @@ TEST_CASE("predictions have one column per sample, positive variances, and are s
   CHECK(p1.mean.n_cols == 6);
   CHECK(p1.var.min() > 0.0);
   CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
+}
+
+TEST_CASE("GIGP layer: stacked samples (gigp_finish) equal sample-by-sample gigp_forward") {
+  const size_t P = 6, W = 2, B = 5, S = 3;
+  dkp::random::Stream s(dkp::test::seed() + 11);
+  const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
+  arma::mat K(P + B, P + B);
+  for (size_t i = 0; i < P + B; ++i)
+    for (size_t j = 0; j < P + B; ++j)
+      K(i, j) = std::exp(-0.5 * arma::accu(arma::square(Z.row(i) - Z.row(j))));
+  K.diag() += 1e-6;
+  const arma::mat v = dkp::random::normal_matrix(s, P, W);
+  const arma::mat Lloc = arma::eye(P, P) + 0.3 * dkp::random::normal_matrix(s, P, P);
+  ad::Tape tape;
+  dkp::layers::KernelBlocks kb{tape.constant(K.submat(0, 0, P - 1, P - 1)),
+                               tape.constant(K.submat(0, P, P - 1, P + B - 1)),
+                               tape.constant(arma::ones(B, 1))};
+  dkp::layers::GigpParams gp{tape.constant(v), tape.constant(Lloc), tape.constant(0.4)};
+  dkp::random::Stream n1(21), n2(21);
+  arma::mat u_ref, m_ref;
+  double logpq_ref = 0.0;
+  for (size_t k = 0; k < S; ++k) {
+    const auto o = dkp::layers::gigp_forward(kb, gp, n1);
+    u_ref = arma::join_rows(u_ref, o.u.val());
+    m_ref = arma::join_rows(m_ref, o.f_mean.val());
+    logpq_ref += o.logpq.scalar();
+  }
+  arma::mat e1(P, W * S), e2(P, W * S);
+  for (size_t k = 0; k < S; ++k) {
+    e1.cols(k * W, k * W + W - 1) = dkp::random::normal_matrix(n2, P, W);
+    e2.cols(k * W, k * W + W - 1) = dkp::random::normal_matrix(n2, P, W);
+  }
+  const auto g = dkp::layers::gigp_prepare(kb, gp);
+  const auto o = dkp::layers::gigp_finish(g, e1, e2);
+  CHECK(arma::approx_equal(o.u.val(), u_ref, "absdiff", 1e-10));
+  CHECK(arma::approx_equal(o.f_mean.val(), m_ref, "absdiff", 1e-10));
+  CHECK(o.logpq.scalar() == doctest::Approx(logpq_ref).epsilon(1e-10));
+  // The plain (no tape) evaluation gives the same samples.
+  const arma::mat L = Lloc * std::exp(0.4) / arma::mean(Lloc.diag());
+  const auto gpl = dkp::layers::gigp_prepare_plain(
+      K.submat(0, 0, P - 1, P - 1), K.submat(0, P, P - 1, P + B - 1), arma::ones(B), L, v);
+  arma::mat u_pl, m_pl;
+  dkp::layers::gigp_finish_plain(gpl, e1, e2, &u_pl, m_pl);
+  CHECK(arma::approx_equal(u_pl, u_ref, "absdiff", 1e-8));
+  CHECK(arma::approx_equal(m_pl, m_ref, "absdiff", 1e-8));
+  CHECK(arma::approx_equal(arma::mat(gpl.f_var), o.f_var.val(), "absdiff", 1e-10));
+}
+
+TEST_CASE("predict equals a sample-by-sample evaluation with the tape ops and the same draws") {
+  for (size_t depth : {1, 2, 3}) {
+    CAPTURE(depth);
+    const Tiny data = tiny_data(25, 3, 2);
+    GiDgpConfig cfg;
+    cfg.depth = depth;
+    cfg.inducing = 8;
+    cfg.log_prec_init = 0.0;
+    dkp::random::Stream init(3);
+    const GiDgp model(cfg, data.X, data.y, init);
+    dkp::models::ParamMap params = model.initial_parameters();
+    dkp::random::Stream jiggle(17);
+    for (auto& [name, v] : params)
+      v += 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols);
+    const arma::mat Xt = data.X.rows(0, 6);
+    const size_t S = 4, B = Xt.n_rows, d = data.X.n_cols;
+    dkp::random::Stream r1(8), r2(8);
+    const auto pred = model.predict(params, Xt, S, r1);
+    const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+    for (size_t s = 0; s < S; ++s) {
+      ad::Tape tape;
+      const auto p = dkp::models::to_vars(tape, params, false);
+      auto key = [](size_t l, const char* w) { return "layer" + std::to_string(l) + "." + w; };
+      ad::Var Fi = p.at("inducing_inputs"), Ft = tape.constant(Xt);
+      for (size_t l = 1; l <= depth; ++l) {
+        const ad::Var log_ell =
+            ad::add_scalar(p.at(key(l, "log_lengthscale")), 0.5 * std::log(double(d)));
+        const ad::Var h = ad::exp(p.at(key(l, "log_variance")));
+        const ad::Var Fi_s = dkp::kernels::scale_columns(Fi, log_ell);
+        const ad::Var Ft_s = dkp::kernels::scale_columns(Ft, log_ell);
+        dkp::layers::KernelBlocks k;
+        k.ii = ad::mul(h, dkp::kernels::se_unit_sym(Fi_s) +
+                              tape.constant(cfg.jitter * arma::eye(cfg.inducing, cfg.inducing)));
+        k.it = ad::mul(h, dkp::kernels::se_unit(Fi_s, Ft_s));
+        k.tt = ad::mul(h, tape.constant(arma::ones(B, 1)));
+        const dkp::layers::GigpParams gp{p.at(key(l, "v")), p.at(key(l, "L_loc")),
+                                         p.at(key(l, "L_scale"))};
+        const auto out = dkp::layers::gigp_forward(k, gp, r2);
+        if (l == depth) {
+          CHECK(arma::approx_equal(pred.mean.col(s), arma::vec(out.f_mean.val()), "absdiff", 1e-8));
+          CHECK(arma::approx_equal(pred.var.col(s), arma::vec(out.f_var.val() + noise), "absdiff",
+                                   1e-8));
+        } else {
+          Fi = out.u;
+          Ft = dkp::layers::sample_outputs(out, r2);
+        }
+      }
+    }
+    CHECK(r1 == r2);  // the same random numbers were consumed
+  }
 }

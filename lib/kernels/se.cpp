@@ -6,6 +6,7 @@
 
 #include "autodiff/ops.hpp"
 #include "util/error.hpp"
+#include "util/vexp.hpp"
 
 namespace dkp::kernels {
 
@@ -45,7 +46,7 @@ void se_from_cross(double* k, const double* n, double m, arma::uword first, arma
     d = d < 0.0 ? 0.0 : d;
     k[i] = -0.5 * d;
   }
-  for (arma::uword i = first; i < last; ++i) k[i] = std::exp(k[i]);
+  if (last > first) util::exp_inplace(k + first, last - first);
 }
 
 }  // namespace

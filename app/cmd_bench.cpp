@@ -72,6 +72,7 @@ int bench_model(const po::variables_map& vm) {
     std::string label = spec.model;
     if (spec.model == "dgp" && !spec.inference.empty()) label += "/" + spec.inference;
     if (spec.model == "dwp" && !spec.posterior.empty()) label += "/" + spec.posterior;
+    if (spec.model != "sgp" && spec.kernel != "se") label += " (" + spec.kernel + ")";
     std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}\n", label, depth,
                              batch, median(step_ms), median(fwd_ms), pred_ms);
   }

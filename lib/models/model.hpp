@@ -52,6 +52,17 @@ class Model {
 /// Puts every parameter on `tape` as a variable (with gradient) or as a constant.
 VarMap to_vars(autodiff::Tape& tape, const ParamMap& params, bool with_grad);
 
+/// Sum over the batch of E_{f ~ N(m, v)} log N(y; f, s2) (analytic), with m = f_mean and v = f_var
+/// (B x 1 each), y (B x 1) and inv_s2 = 1 / s2 = exp(-log_s2) (1 x 1 each).
+autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_mean,
+                               const autodiff::Var& f_var, const autodiff::Var& log_s2,
+                               const autodiff::Var& inv_s2);
+
+/// The per-datapoint ELBO from S samples on a batch of B points: ell_total summed over samples
+/// and points, logpq_total = sum over samples of log p - log q; KL = -logpq_total / (S n_train).
+ElboEstimate assemble_elbo(const autodiff::Var& ell_total, const autodiff::Var& logpq_total,
+                           double samples, double batch, double n_train, double kl_weight);
+
 /// Looks a parameter up; throws dkp::Error naming it when absent.
 const autodiff::Var& get(const VarMap& vars, const std::string& name);
 

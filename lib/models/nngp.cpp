@@ -113,21 +113,10 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
     } else {
       o = forward(p, Xv, rng);
     }
-    // Analytic E_{f ~ N(m, v)} log N(y; f, s2) summed over the batch.
-    const Var sq = ad::sum(ad::square(yv - o.f_mean) + o.f_var);
-    const Var ell = ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
-                    tape.constant(0.5 * B * std::log(2.0 * M_PI));
-    ell_total = ell_total + ell;
+    ell_total = ell_total + gaussian_ell_sum(yv, o.f_mean, o.f_var, log_s2, inv_s2);
     logpq_total = logpq_total + o.logpq;
   }
-  const double S = double(samples);
-  const Var ell_mean = ad::scale(ell_total, 1.0 / (S * B));
-  const Var kl = ad::scale(logpq_total, -1.0 / (S * n_train));  // (log q - log p) / N
-  ElboEstimate e;
-  e.elbo = ell_mean - ad::scale(kl, kl_weight);
-  e.expected_loglik = ell_mean.scalar();
-  e.kl = kl.scalar();
-  return e;
+  return assemble_elbo(ell_total, logpq_total, double(samples), B, n_train, kl_weight);
 }
 
 Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,

@@ -10,6 +10,7 @@
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
 #include "distributions/inverse_wishart.hpp"
+#include "model_test_support.hpp"
 #include "models/diwp.hpp"
 #include "models/factory.hpp"
 #include "models/nngp.hpp"
@@ -19,20 +20,10 @@
 namespace ad = dkp::autodiff;
 namespace dm = dkp::models;
 
+using dkp::test::Tiny;
+using dkp::test::tiny_data;
+
 namespace {
-
-struct Tiny {
-  arma::mat X;
-  arma::vec y;
-};
-
-Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
-  dkp::random::Stream s(seed);
-  Tiny t;
-  t.X = dkp::random::normal_matrix(s, n, d);
-  t.y = arma::sin(t.X.col(0)) + 0.1 * dkp::random::normal_matrix(s, n, 1);
-  return t;
-}
 
 dm::DiwpConfig tiny_config(size_t depth, const std::string& kernel, size_t inducing) {
   dm::DiwpConfig cfg;

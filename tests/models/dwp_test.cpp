@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/gradcheck.hpp"
+#include "model_test_support.hpp"
 #include "models/dwp.hpp"
 #include "models/factory.hpp"
 #include "test_support.hpp"
@@ -21,20 +22,10 @@ using dkp::models::DwpConfig;
 using dkp::models::DwpPosterior;
 using dkp::models::ParamMap;
 
+using dkp::test::Tiny;
+using dkp::test::tiny_data;
+
 namespace {
-
-struct Tiny {
-  arma::mat X;
-  arma::vec y;
-};
-
-Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
-  dkp::random::Stream s(seed);
-  Tiny t;
-  t.X = dkp::random::normal_matrix(s, n, d);
-  t.y = arma::sin(t.X.col(0)) + 0.1 * dkp::random::normal_matrix(s, n, 1);
-  return t;
-}
 
 const DwpPosterior kPosteriors[] = {DwpPosterior::Gw, DwpPosterior::Agw, DwpPosterior::Abgw};
 

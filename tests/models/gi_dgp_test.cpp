@@ -9,6 +9,7 @@
 #include "autodiff/ops.hpp"
 #include "kernels/se.hpp"
 #include "layers/gigp.hpp"
+#include "model_test_support.hpp"
 #include "models/gi_dgp.hpp"
 #include "test_support.hpp"
 
@@ -16,22 +17,10 @@ namespace ad = dkp::autodiff;
 using dkp::models::GiDgp;
 using dkp::models::GiDgpConfig;
 
-namespace {
+using dkp::test::Tiny;
+using dkp::test::tiny_data;
 
-struct Tiny {
-  arma::mat X;
-  arma::vec y;
-};
-
-Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
-  dkp::random::Stream s(seed);
-  Tiny t;
-  t.X = dkp::random::normal_matrix(s, n, d);
-  t.y = arma::sin(t.X.col(0)) + 0.1 * dkp::random::normal_matrix(s, n, 1);
-  return t;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("global-inducing DGP ELBO gradients match finite differences for every parameter") {
   for (size_t depth : {1, 2, 3}) {

@@ -8,6 +8,7 @@
 
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
+#include "model_test_support.hpp"
 #include "models/factory.hpp"
 #include "models/gram_dgp.hpp"
 #include "test_support.hpp"
@@ -16,20 +17,10 @@
 namespace ad = dkp::autodiff;
 namespace dm = dkp::models;
 
+using dkp::test::Tiny;
+using dkp::test::tiny_data;
+
 namespace {
-
-struct Tiny {
-  arma::mat X;
-  arma::vec y;
-};
-
-Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
-  dkp::random::Stream s(seed);
-  Tiny t;
-  t.X = dkp::random::normal_matrix(s, n, d);
-  t.y = arma::sin(t.X.col(0)) + 0.1 * dkp::random::normal_matrix(s, n, 1);
-  return t;
-}
 
 dm::GramDgpConfig tiny_config(size_t depth, const std::string& kernel, size_t inducing) {
   dm::GramDgpConfig cfg;

@@ -4,6 +4,8 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PROFILE ?= full
+RESULTS ?= results/runs
+TABLES ?= results/tables
 DKP := $(BUILD_DIR)/dkp
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -12,6 +14,9 @@ APT_PACKAGES := g++ make cmake pkg-config git clang-format \
   libarmadillo-dev libopenblas-dev liblapack-dev \
   libboost-dev libboost-program-options-dev \
   libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev zlib1g-dev
+# pdflatex and the LaTeX packages the tables use (geometry, booktabs, amssymb, graphicx): the smoke
+# test compiles every table it writes. Installed without Debian's recommended extras.
+TEX_PACKAGES := texlive-latex-base texlive-latex-recommended
 
 .PHONY: all deps build test smoke reproduce-tables bench format clean
 
@@ -19,13 +24,19 @@ all: build
 
 # Idempotent: installs only the packages that are missing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@$(call apt_install,$(APT_PACKAGES),)
+	@$(call apt_install,$(TEX_PACKAGES),--no-install-recommends)
+
+# $(1): packages, $(2): extra apt-get options. Installs only the packages that are missing.
+define apt_install
+missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	else echo "deps: all packages present"; fi
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(2) $$missing; \
+	else echo "deps: all packages present ($(firstword $(1)) ...)"; fi
+endef
 
 $(BUILD_DIR)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
@@ -41,7 +52,7 @@ smoke: build
 	@scripts/smoke.sh $(DKP)
 
 reproduce-tables: build
-	@scripts/reproduce-tables.sh $(DKP) $(PROFILE) $(JOBS)
+	@scripts/reproduce-tables.sh $(DKP) $(PROFILE) $(JOBS) $(RESULTS) $(TABLES)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -3,11 +3,16 @@
 # profile, then writes the tables (results/tables/*.tex and *.csv). A failed cell or grid does not
 # stop the others: the tables are written anyway, with missing cells flagged, and the script exits
 # non-zero at the end naming what failed. Rerunning reuses every finished cell.
-#   scripts/reproduce-tables.sh [DKP] [PROFILE] [JOBS]
+#   scripts/reproduce-tables.sh [DKP] [PROFILE] [JOBS] [RESULTS] [TABLES]
+# RESULTS (default results/runs) holds the run directories, TABLES (default results/tables) the
+# tables.
 set -uo pipefail
 dkp=${1:-build/dkp}
 profile=${2:-full}
 jobs=${3:-$(nproc 2>/dev/null || echo 1)}
+results=${4:-results/runs}
+tables=${5:-results/tables}
+start=$(date +%s)
 shopt -s nullglob
 grids=()
 for g in experiments/*.yaml; do
@@ -20,12 +25,12 @@ fi
 failed=()
 for g in "${grids[@]}"; do
   echo "== $g (profile $profile, $jobs jobs)"
-  "$dkp" grid run "$g" --profile "$profile" -j "$jobs" || failed+=("grid $g")
+  "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results" || failed+=("grid $g")
 done
 for g in "${grids[@]}"; do
-  "$dkp" tables "$g" --profile "$profile" --out results/tables || failed+=("tables $g")
+  "$dkp" tables "$g" --profile "$profile" --results "$results" --out "$tables" || failed+=("tables $g")
 done
-echo "tables: results/tables/"
+echo "tables: $tables/ (reproduce-tables: $(( $(date +%s) - start )) s in all)"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'reproduce-tables: failures in:\n' >&2
   printf '  %s\n' "${failed[@]}" >&2

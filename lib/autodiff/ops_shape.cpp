@@ -368,6 +368,37 @@ Var col_sums(const Var& a) {
   });
 }
 
+// One pass forward and one backward (Abar += 2 A diag(g)), instead of square + col_sums +
+// transpose.
+Var col_sumsq(const Var& A) {
+  const arma::mat& a = A.val();
+  arma::mat v(a.n_cols, 1, arma::fill::none);
+  for (arma::uword j = 0; j < a.n_cols; ++j) {
+    const double* c = a.colptr(j);
+    double t = 0.0;
+    for (arma::uword i = 0; i < a.n_rows; ++i) t += c[i] * c[i];
+    v[j] = t;
+  }
+  return A.tape().record(std::move(v), {A}, [A](Node* out) {
+    return [A, out] {
+      Node* n = A.node();
+      const arma::mat& a = A.val();
+      const bool add = n->has_adj();
+      if (!add) n->adj.set_size(a.n_rows, a.n_cols);
+      for (arma::uword j = 0; j < a.n_cols; ++j) {
+        const double g = 2.0 * out->adj[j];
+        const double* c = a.colptr(j);
+        double* d = n->adj.colptr(j);
+        if (add) {
+          for (arma::uword i = 0; i < a.n_rows; ++i) d[i] += g * c[i];
+        } else {
+          for (arma::uword i = 0; i < a.n_rows; ++i) d[i] = g * c[i];
+        }
+      }
+    };
+  });
+}
+
 // ---- reshaping
 // ------------------------------------------------------------------------------------------
 

@@ -60,6 +60,8 @@ Var repmat(const Var& a, arma::uword r, arma::uword c);
 // -------------------------------------------------------------------
 Var row_sums(const Var& a);  ///< n x 1, sum over each row (arma::sum(a, 1))
 Var col_sums(const Var& a);  ///< 1 x m, sum over each column (arma::sum(a, 0))
+/// m x 1, sum of squares of each column (arma::sum(arma::square(a), 0).t()), in one pass.
+Var col_sumsq(const Var& a);
 
 // ---- reshaping
 // ----------------------------------------------------------------------------------------

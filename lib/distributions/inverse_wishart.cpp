@@ -111,14 +111,17 @@ IWConditionalSample inverse_wishart_conditional_sample(const Var& G_ii, const Va
         psi_tt.n_rows(), psi_tt.n_cols(), nu_joint.n_rows(), nu_joint.n_cols()));
   }
   Tape& tape = G_ii.tape();
-  Var M = ad::chol_solve(L_psi_ii, Psi_it);                    // Psi_ii^{-1} psi_it, P_i x n
-  Var quad = ad::transpose(ad::col_sums(ad::mul(Psi_it, M)));  // n x 1
-  Var psi_c = ad::sub(psi_tt, quad);                           // psi_tt.i
+  // With A = L^{-1} psi_it (Psi_ii = L L^T): psi_tt.i = psi_tt - ||A||^2 column-wise, and
+  //   G_ii^{-1} g_it = Psi_ii^{-1} psi_it + L^{-T} E diag(sqrt(g_tt.i)) = L^{-T} (A + E diag(.)),
+  // E ~ N(0, 1), i.e. N(Psi_ii^{-1} psi_it, g_tt.i Psi_ii^{-1}) per column: two triangular
+  // solves with the P_i x n block.
+  Var A = ad::solve_lower(L_psi_ii, Psi_it);
+  Var psi_c = ad::sub(psi_tt, ad::col_sumsq(A));  // psi_tt.i, n x 1
   Var shape = ad::repmat(ad::scale(nu_joint, 0.5), n, 1);
   Var g_c = inverse_gamma_sample(shape, ad::scale(psi_c, 0.5), s, method);  // g_tt.i, n x 1
   Var E = tape.constant(random::normal_matrix(s, Pi, n));
-  Var noise = ad::solve_lower(L_psi_ii, E, /*trans=*/true);  // L^{-T} E ~ N(0, Psi_ii^{-1})
-  Var Y = ad::add(M, ad::mul_each_row(noise, ad::transpose(ad::sqrt(g_c))));  // G_ii^{-1} g_it
+  Var Y = ad::solve_lower(L_psi_ii, ad::add(A, ad::mul_each_row(E, ad::transpose(ad::sqrt(g_c)))),
+                          /*trans=*/true);  // G_ii^{-1} g_it
   Var g_it = ad::matmul(G_ii, Y);
   Var g_tt = ad::add(g_c, ad::transpose(ad::col_sums(ad::mul(g_it, Y))));
   return {g_it, g_tt, g_c};

@@ -8,6 +8,7 @@
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "util/error.hpp"
+#include "util/vexp.hpp"
 
 namespace dkp::kernels {
 
@@ -93,6 +94,7 @@ Var se_unit_from_gram(const Var& C, const Var& a, const Var& b, const Var& log_e
 }
 
 Var arccos_relu(const Var& C, const Var& a, const Var& b) {
+  constexpr double kInvPi = 1.0 / M_PI;
   check_block(C, a, b, "arccos_relu");
   if (!(a.val().min() > 0.0) || !(b.val().min() > 0.0)) {
     throw Error(fmt::format("kernels::arccos_relu: diagonals must be positive (min {} and {})",
@@ -102,20 +104,28 @@ Var arccos_relu(const Var& C, const Var& a, const Var& b) {
   const arma::vec& av = a.val();
   const arma::vec& bv = b.val();
   const arma::uword n = c.n_rows, m = c.n_cols;
-  arma::mat K(n, m), dC(n, m), R(n, m);  // value, dK/dC = (pi - t) / pi, r = sqrt(ab - C^2)
+  arma::mat K(n, m, arma::fill::none), dC(n, m, arma::fill::none),
+      R(n, m, arma::fill::none);  // value, dK/dC = (pi - t) / pi, r = sqrt(ab - C^2)
   const arma::vec sa = arma::sqrt(av), sb = arma::sqrt(bv);
   const arma::vec ia = 1.0 / sa, ib = 1.0 / sb;
   for (arma::uword j = 0; j < m; ++j) {
+    // cos t into R's column, t = acos(cos t) into dC's column (vectorised), then the rest.
+    double* cs = R.colptr(j);
+    double* t = dC.colptr(j);
+    const double* x = c.colptr(j);
+    for (arma::uword i = 0; i < n; ++i) cs[i] = std::clamp(x[i] * ia[i] * ib[j], -1.0, 1.0);
+    std::copy(cs, cs + n, t);
+    util::acos_inplace(t, n);
+    double* k = K.colptr(j);
     for (arma::uword i = 0; i < n; ++i) {
       // K = (s sin t + (pi - t) x) / pi written as x + s (sin t - t cos t) / pi: near t = 0 the
       // bracket is t^3 / 3, so the round-off in t (about sqrt(eps) when x ~ s) does not reach
       // the value (computing r = sqrt(ab - x^2) directly leaves O(sqrt(eps)) noise in K).
-      const double s = sa[i] * sb[j], x = c(i, j);
-      const double cs = std::clamp(x * ia[i] * ib[j], -1.0, 1.0);
-      const double t = std::acos(cs), st = std::sqrt((1.0 - cs) * (1.0 + cs));  // sin t
-      K(i, j) = x + s * (st - t * cs) / M_PI;
-      dC(i, j) = (M_PI - t) / M_PI;
-      R(i, j) = s * st;
+      const double s = sa[i] * sb[j], co = cs[i], ti = t[i];
+      const double st = std::sqrt((1.0 - co) * (1.0 + co));  // sin t
+      k[i] = x[i] + s * (st - ti * co) * kInvPi;
+      t[i] = 1.0 - ti * kInvPi;  // dK/dC = (pi - t) / pi
+      cs[i] = s * st;            // r
     }
   }
   return C.tape().record(std::move(K), {C, a, b},

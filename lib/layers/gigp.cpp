@@ -52,7 +52,7 @@ Var trmm_lower(const Var& T, const Var& X, bool trans) {
 // Adjoint: Cbar = C (Mbar + Mbar^T).
 Var gram_plus_identity(const Var& C) {
   const int k = int(C.n_rows()), n = int(C.n_cols());
-  arma::mat M(n, n);
+  arma::mat M(n, n, arma::fill::none);
   if (n > 0) {
     if (k > 0) {
       cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, k, 1.0, C.val().memptr(), k, 0.0,
@@ -67,37 +67,6 @@ Var gram_plus_identity(const Var& C) {
     return [C, out] {
       arma::mat S = out->adj + out->adj.t();
       ad::accumulate(C, C.val() * S);
-    };
-  });
-}
-
-// Column sums of squares as a column vector: out_j = sum_i A_ij^2 (B x 1 for a P x B matrix), one
-// pass forward and one backward (Abar += 2 A diag(g)), instead of square + product with ones.
-Var col_sumsq(const Var& A) {
-  const arma::mat& a = A.val();
-  arma::mat v(a.n_cols, 1);
-  for (arma::uword j = 0; j < a.n_cols; ++j) {
-    const double* c = a.colptr(j);
-    double t = 0.0;
-    for (arma::uword i = 0; i < a.n_rows; ++i) t += c[i] * c[i];
-    v[j] = t;
-  }
-  return A.tape().record(std::move(v), {A}, [A](ad::Node* out) {
-    return [A, out] {
-      ad::Node* n = A.node();
-      const arma::mat& a = A.val();
-      const bool add = n->has_adj();
-      if (!add) n->adj.set_size(a.n_rows, a.n_cols);
-      for (arma::uword j = 0; j < a.n_cols; ++j) {
-        const double g = 2.0 * out->adj[j];
-        const double* c = a.colptr(j);
-        double* d = n->adj.colptr(j);
-        if (add) {
-          for (arma::uword i = 0; i < a.n_rows; ++i) d[i] += g * c[i];
-        } else {
-          for (arma::uword i = 0; i < a.n_rows; ++i) d[i] = g * c[i];
-        }
-      }
     };
   });
 }
@@ -123,8 +92,8 @@ GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var&
   const Var b = ad::solve_lower(g.Lm, g.a);
   g.logpq =
       ad::scale(ad::logdet_chol(g.Lm), -0.5 * double(W)) - ad::scale(ad::sum(ad::square(b)), 0.5);
-  g.A = ad::solve_lower(g.Lk, k.it);  // L_K^{-1} K_it
-  g.f_var = k.tt - col_sumsq(g.A);    // k_tt - diag(K_ti K^{-1} K_it)
+  g.A = ad::solve_lower(g.Lk, k.it);    // L_K^{-1} K_it
+  g.f_var = k.tt - ad::col_sumsq(g.A);  // k_tt - diag(K_ti K^{-1} K_it)
   return g;
 }
 
@@ -184,7 +153,7 @@ GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const a
     cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, P, P, 1.0,
                 g.Lk.memptr(), P, g.C.memptr(), P);
   }
-  arma::mat M(P, P);
+  arma::mat M(P, P, arma::fill::none);
   if (P > 0) {
     cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, P, P, 1.0, g.C.memptr(), P, 0.0, M.memptr(),
                 P);

@@ -139,7 +139,7 @@ double normal(Stream& s) {
 }
 
 arma::mat normal_matrix(Stream& s, arma::uword rows, arma::uword cols) {
-  arma::mat out(rows, cols);
+  arma::mat out(rows, cols, arma::fill::none);
   boost::random::normal_distribution<double> norm(0.0, 1.0);
   auto& eng = s.engine();
   for (arma::uword i = 0; i < out.n_elem; ++i) out[i] = norm(eng);
@@ -147,7 +147,7 @@ arma::mat normal_matrix(Stream& s, arma::uword rows, arma::uword cols) {
 }
 
 arma::mat uniform_matrix(Stream& s, arma::uword rows, arma::uword cols) {
-  arma::mat out(rows, cols);
+  arma::mat out(rows, cols, arma::fill::none);
   boost::random::uniform_01<double> unif;
   auto& eng = s.engine();
   for (arma::uword i = 0; i < out.n_elem; ++i) out[i] = unif(eng);
@@ -188,7 +188,7 @@ arma::mat gamma_matrix(Stream& s, const arma::mat& shape, const arma::mat& rate)
     throw Error(fmt::format("random::gamma_matrix: shape is {}x{} but rate is {}x{}", shape.n_rows,
                             shape.n_cols, rate.n_rows, rate.n_cols));
   }
-  arma::mat out(shape.n_rows, shape.n_cols);
+  arma::mat out(shape.n_rows, shape.n_cols, arma::fill::none);
   for (arma::uword i = 0; i < out.n_elem; ++i) out[i] = gamma(s, shape[i], rate[i]);
   return out;
 }

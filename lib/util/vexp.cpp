@@ -5,19 +5,31 @@
 #if defined(DKP_HAVE_LIBMVEC) && defined(__x86_64__)
 #include <immintrin.h>
 
-extern "C" __m256d _ZGVdN4v_exp(__m256d);  // glibc libmvec, AVX2 variant
+extern "C" __m256d _ZGVdN4v_exp(__m256d);   // glibc libmvec, AVX2 variants
+extern "C" __m256d _ZGVdN4v_acos(__m256d);  // (acos since glibc 2.35)
 
 namespace {
 
-__attribute__((target("avx2,fma"))) void exp_avx2(double* x, std::size_t n) {
+using Vec4 = __m256d (*)(__m256d);
+
+// x[i] <- f(x[i]): four lanes through the libmvec function, the tail through the scalar one.
+__attribute__((target("avx2,fma"))) void apply_avx2(Vec4 f4, double (*f1)(double), double* x,
+                                                    std::size_t n) {
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _ZGVdN4v_exp(_mm256_loadu_pd(x + i)));
-  for (; i < n; ++i) x[i] = std::exp(x[i]);
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, f4(_mm256_loadu_pd(x + i)));
+  for (; i < n; ++i) x[i] = f1(x[i]);
 }
 
 bool cpu_has_avx2_fma() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+double scalar_exp(double v) {
+  return std::exp(v);
+}
+double scalar_acos(double v) {
+  return std::acos(v);
 }
 
 }  // namespace
@@ -31,10 +43,18 @@ bool vector_exp_available() {
 
 void exp_inplace(double* x, std::size_t n) {
   if (vector_exp_available()) {
-    exp_avx2(x, n);
+    apply_avx2(_ZGVdN4v_exp, scalar_exp, x, n);
     return;
   }
   for (std::size_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
+void acos_inplace(double* x, std::size_t n) {
+  if (vector_exp_available()) {
+    apply_avx2(_ZGVdN4v_acos, scalar_acos, x, n);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::acos(x[i]);
 }
 
 }  // namespace dkp::util
@@ -49,6 +69,10 @@ bool vector_exp_available() {
 
 void exp_inplace(double* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
+void acos_inplace(double* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::acos(x[i]);
 }
 
 }  // namespace dkp::util

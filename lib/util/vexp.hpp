@@ -1,5 +1,5 @@
-// Vectorised exponential for the kernel hot paths (SE kernel matrices: P x B exponentials per
-// layer and Monte Carlo sample).
+// Vectorised exponential and arc cosine for the kernel hot paths (SE kernel matrices: P x B
+// exponentials per layer and Monte Carlo sample; the ReLU arc-cosine kernel: as many arc cosines).
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,11 @@ namespace dkp::util {
 /// std::exp element by element.
 void exp_inplace(double* x, std::size_t n);
 
-/// True when exp_inplace uses the vector path on this machine.
+/// x[i] <- acos(x[i]) for i < n, the same way through libmvec's _ZGVdN4v_acos (glibc >= 2.35);
+/// std::acos otherwise.
+void acos_inplace(double* x, std::size_t n);
+
+/// True when exp_inplace and acos_inplace use the vector path on this machine.
 bool vector_exp_available();
 
 }  // namespace dkp::util

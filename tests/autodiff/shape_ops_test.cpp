@@ -134,6 +134,18 @@ TEST_CASE("row and column broadcasting, repmat") {
                 {A, randm(1, 3)});
 }
 
+TEST_CASE("col_sumsq: value and gradient, also when the input's adjoint already holds a value") {
+  const arma::mat A = randm(5, 3);
+  expect_op([](Tape&, const Inputs& v) { return contract(ad::col_sumsq(v[0])); }, {A},
+            arma::mat(arma::sum(arma::square(A), 0).t()));
+  // A used twice: the second backward pass adds to an existing adjoint.
+  expect_op(
+      [](Tape&, const Inputs& v) {
+        return contract(ad::col_sumsq(v[0]) + ad::row_sums(ad::transpose(v[0])));
+      },
+      {A}, arma::mat(arma::sum(arma::square(A), 0).t() + arma::sum(A, 0).t()));
+}
+
 TEST_CASE("row_sums, col_sums, reshape and vectorise") {
   const arma::mat A = randm(3, 4);
   expect_op([](Tape&, const Inputs& v) { return contract(ad::row_sums(v[0])); }, {A},

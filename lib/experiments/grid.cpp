@@ -181,12 +181,14 @@ std::vector<LrPoint> parse_lr_schedule(const std::string& text) {
 std::string RunSpec::canonical() const {
   const auto& p = protocol;
   return fmt::format(
-      "dkp-run-v1\ndataset={}\nsplit={}\nmodel={}\ninference={}\nposterior={}\ndepth={}\n"
-      "kernel={}\nsteps={}\nlr_schedule={}\nkl_anneal={}\ntrain_samples={}\ntest_samples={}\n"
-      "inducing={}\nbatch={}\nwidth={}\nseed={}\n",
-      dataset, split, model, inference, posterior, depth, kernel, p.steps,
-      format_lr_schedule(p.lr_schedule), p.kl_anneal, p.train_samples, p.test_samples, p.inducing,
-      p.batch, p.width, p.seed);
+             "dkp-run-v1\ndataset={}\nsplit={}\nmodel={}\ninference={}\nposterior={}\ndepth={}\n"
+             "kernel={}\nsteps={}\nlr_schedule={}\nkl_anneal={}\ntrain_samples={}\ntest_samples={}"
+             "\n"
+             "inducing={}\nbatch={}\nwidth={}\nseed={}\n",
+             dataset, split, model, inference, posterior, depth, kernel, p.steps,
+             format_lr_schedule(p.lr_schedule), p.kl_anneal, p.train_samples, p.test_samples,
+             p.inducing, p.batch, p.width, p.seed) +
+         model_options;
 }
 
 std::string RunSpec::hash() const {

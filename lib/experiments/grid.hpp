@@ -90,6 +90,10 @@ struct RunSpec {
   int depth = 1;
   std::string kernel;
   Protocol protocol;
+  /// Model options that `dkp run` takes beyond the grid axes (e.g. "delta_init=100"), one
+  /// "key=value" per line; part of canonical() only when not empty, so every grid cell (which
+  /// has none) keeps its hash.
+  std::string model_options;
 
   /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
   std::string canonical() const;

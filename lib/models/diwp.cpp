@@ -111,7 +111,7 @@ Diwp::Diwp(const DiwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_t
   dcfg_.inducing = cfg_.inducing;
   for (size_t l = 1; l < cfg_.depth; ++l) {
     const size_t n = l == 1 ? d0_ : cfg_.inducing;
-    init_[layer_key(l, "log_delta")] = arma::zeros(1, 1);
+    init_[layer_key(l, "log_delta")] = arma::mat(1, 1, arma::fill::value(std::log(cfg.delta_init)));
     init_[layer_key(l, "log_gamma")] = arma::zeros(1, 1);
     init_[layer_key(l, "V")] = random::normal_matrix(init, n, n);
   }

@@ -1,5 +1,7 @@
 #include "models/factory.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "models/diwp.hpp"
@@ -95,6 +97,12 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.depth = gram_model_depth(spec.depth);
     cfg.kernel = spec.kernel;
     cfg.inducing = spec.inducing;
+    if (!(spec.delta_init > 0.0) || !std::isfinite(spec.delta_init)) {
+      throw ConfigError(
+          fmt::format("diwp: initial delta must be positive (got {})", spec.delta_init));
+    }
+    cfg.delta_init = spec.delta_init;
+    cfg.reference_batch_dof = spec.diwp_batch_dof;
     if (spec.model == "nngp") {
       return std::make_unique<Nngp>(static_cast<const GramModelConfig&>(cfg), X_train, y_train,
                                     init);

@@ -16,6 +16,11 @@ struct ModelSpec {
   std::string kernel = "se";
   size_t width = 0;  ///< 0: number of input features
   size_t inducing = 100;
+  /// diwp: initial delta of every inverse Wishart layer (bayesfunc: 1).
+  double delta_init = 1.0;
+  /// diwp: train/test points' dof delta + P + B + 1 with B the batch size, as bayesfunc does
+  /// (DiwpConfig::reference_batch_dof), instead of delta + P + 2.
+  bool diwp_batch_dof = false;
 };
 
 /// Builds and initialises the model from the standardised training data. Models that have not

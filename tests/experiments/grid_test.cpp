@@ -188,6 +188,11 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   RunSpec v = s;
   v.split = 1;
   CHECK(v.hash() != s.hash());
+  // dkp run's extra model options (e.g. --delta-init) join the hash only when set.
+  RunSpec w = s;
+  w.model_options = "delta_init=100\n";
+  CHECK(w.hash() != s.hash());
+  CHECK(w.canonical().rfind("delta_init=100\n") == w.canonical().size() - 15);
 
   // Pinned: changing the canonical form orphans every stored result, so it must be deliberate.
   RunSpec g;

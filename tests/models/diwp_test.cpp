@@ -345,4 +345,15 @@ TEST_CASE(
   CHECK(nngp->initial_parameters().count("layer4.log_lengthscale") == 1);
   CHECK(nngp->initial_parameters().count("layer5.log_lengthscale") == 0);
   CHECK(nngp->describe().find("3 se kernel applications") != std::string::npos);
+  // --delta-init sets every IW layer's delta; it must be positive.
+  spec.model = "diwp";
+  spec.kernel = "relu";
+  spec.delta_init = 50.0;
+  const auto diwp = dm::make_model(spec, data.X, data.y, init);
+  for (const char* k : {"layer1.log_delta", "layer2.log_delta", "layer3.log_delta"}) {
+    REQUIRE(diwp->initial_parameters().count(k) == 1);
+    CHECK(diwp->initial_parameters().at(k)(0, 0) == doctest::Approx(std::log(50.0)));
+  }
+  spec.delta_init = 0.0;
+  CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
 }

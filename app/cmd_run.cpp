@@ -175,18 +175,8 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.depth = vm["depth"].as<int>();
   if (spec.model == "sgp" && vm["depth"].defaulted()) spec.depth = 1;
   spec.kernel = vm["kernel"].as<std::string>();
-  const double delta_init = vm["delta-init"].as<double>();
-  const std::string diwp_dof = vm["diwp-dof"].as<std::string>();
-  if (!(delta_init > 0.0) || !std::isfinite(delta_init))
-    throw UsageError(fmt::format("--delta-init must be positive (got {})", delta_init));
-  if (diwp_dof != "point" && diwp_dof != "batch")
-    throw UsageError(fmt::format("--diwp-dof must be point or batch (got '{}')", diwp_dof));
-  if (spec.model != "diwp" && (!vm["delta-init"].defaulted() || !vm["diwp-dof"].defaulted()))
-    throw UsageError("--delta-init and --diwp-dof apply to --model diwp only");
-  // Non-default model options join the configuration hash (grid cells have none).
-  if (!vm["delta-init"].defaulted())
-    spec.model_options += fmt::format("delta_init={}\n", delta_init);
-  if (diwp_dof != "point") spec.model_options += "diwp_dof=" + diwp_dof + "\n";
+  spec.delta_init = vm["delta-init"].as<double>();
+  spec.diwp_dof = vm["diwp-dof"].as<std::string>();
   auto& p = spec.protocol;
   p.steps = positive("steps");
   p.lr_schedule = vm.count("lr")
@@ -270,8 +260,8 @@ int cmd_run(const std::vector<std::string>& args) {
   random::Stream init = run.child("init", 0);
   models::ModelSpec mspec{spec.model,  spec.inference, spec.posterior,    size_t(spec.depth),
                           spec.kernel, width,          size_t(p.inducing)};
-  mspec.delta_init = delta_init;
-  mspec.diwp_batch_dof = diwp_dof == "batch";
+  mspec.delta_init = spec.delta_init;
+  mspec.diwp_batch_dof = spec.diwp_dof == "batch";
   const auto model = models::make_model(mspec, split.X_train, split.y_train, init);
   spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
                split.X_train.n_rows, split.X_test.n_rows, model->describe());

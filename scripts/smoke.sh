@@ -24,7 +24,7 @@ expect_rc 2 "$dkp" nonsense
 expect_rc 2 "$dkp" run --dataset nope --model sgp --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --steps 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"
-expect_rc 2 "$dkp" run --dataset yacht --model dwp --diwp-dof batch --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof batch --out "$work/bad"
 [ ! -e "$work/bad" ] || fail "a failed run left $work/bad behind"
 
 # The smoke grid: every cell must succeed.

@@ -180,15 +180,17 @@ std::vector<LrPoint> parse_lr_schedule(const std::string& text) {
 
 std::string RunSpec::canonical() const {
   const auto& p = protocol;
-  return fmt::format(
-             "dkp-run-v1\ndataset={}\nsplit={}\nmodel={}\ninference={}\nposterior={}\ndepth={}\n"
-             "kernel={}\nsteps={}\nlr_schedule={}\nkl_anneal={}\ntrain_samples={}\ntest_samples={}"
-             "\n"
-             "inducing={}\nbatch={}\nwidth={}\nseed={}\n",
-             dataset, split, model, inference, posterior, depth, kernel, p.steps,
-             format_lr_schedule(p.lr_schedule), p.kl_anneal, p.train_samples, p.test_samples,
-             p.inducing, p.batch, p.width, p.seed) +
-         model_options;
+  std::string c = fmt::format(
+      "dkp-run-v1\ndataset={}\nsplit={}\nmodel={}\ninference={}\nposterior={}\ndepth={}\n"
+      "kernel={}\nsteps={}\nlr_schedule={}\nkl_anneal={}\ntrain_samples={}\ntest_samples={}\n"
+      "inducing={}\nbatch={}\nwidth={}\nseed={}\n",
+      dataset, split, model, inference, posterior, depth, kernel, p.steps,
+      format_lr_schedule(p.lr_schedule), p.kl_anneal, p.train_samples, p.test_samples, p.inducing,
+      p.batch, p.width, p.seed);
+  // The DIWP options only when set: every grid cell keeps its hash.
+  if (delta_init != 1.0) c += fmt::format("delta_init={}\n", delta_init);
+  if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
+  return c;
 }
 
 std::string RunSpec::hash() const {
@@ -224,6 +226,8 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
             std::to_string(p.train_samples), "--test-samples", std::to_string(p.test_samples),
             "--inducing", std::to_string(p.inducing), "--batch", std::to_string(p.batch)});
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
+  if (delta_init != 1.0) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
+  if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
   a.insert(a.end(), {"--seed", std::to_string(p.seed)});
   a.insert(a.end(), extra.begin(), extra.end());
   a.insert(a.end(), {"--out", run_dir(results_root).string(), "--quiet"});
@@ -277,6 +281,16 @@ void validate_run_spec(const RunSpec& s) {
   }
   if (!contains(kKernels, s.kernel)) {
     throw ConfigError(fmt::format("unknown kernel '{}' (known: {})", s.kernel, join(kKernels)));
+  }
+  if (!(s.delta_init > 0.0) || !std::isfinite(s.delta_init)) {
+    throw ConfigError(fmt::format("initial delta must be positive (got {})", s.delta_init));
+  }
+  if (s.diwp_dof != "point" && s.diwp_dof != "batch") {
+    throw ConfigError(fmt::format("DIWP dof must be point or batch (got '{}')", s.diwp_dof));
+  }
+  if (s.model != "diwp" && (s.delta_init != 1.0 || s.diwp_dof != "point")) {
+    throw ConfigError(
+        fmt::format("model {} takes no DIWP options (delta init, dof); only diwp does", s.model));
   }
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));

@@ -90,10 +90,11 @@ struct RunSpec {
   int depth = 1;
   std::string kernel;
   Protocol protocol;
-  /// Model options that `dkp run` takes beyond the grid axes (e.g. "delta_init=100"), one
-  /// "key=value" per line; part of canonical() only when not empty, so every grid cell (which
-  /// has none) keeps its hash.
-  std::string model_options;
+  /// DIWP options of `dkp run` beyond the grid axes (grid cells keep the defaults). Each joins
+  /// canonical() and run_args() only when it differs from its default, so default cells keep
+  /// their hash.
+  double delta_init = 1.0;         ///< --delta-init
+  std::string diwp_dof = "point";  ///< --diwp-dof point | batch
 
   /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
   std::string canonical() const;

@@ -52,18 +52,12 @@ Dwp::Dwp(const DwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_trai
          random::Stream& init)
     : cfg_(cfg) {
   if (cfg.depth < 1) throw ConfigError("dwp: depth must be at least 1");
-  if (X_train.n_rows != y_train.n_elem || X_train.n_rows < 2) {
-    throw ConfigError(
-        fmt::format("dwp: {} training inputs and {} targets", X_train.n_rows, y_train.n_elem));
-  }
+  const arma::uvec pick = init_inducing_inputs("dwp", X_train, y_train, cfg.inducing, init, init_);
   d0_ = X_train.n_cols;
   width_ = cfg.width > 0 ? cfg.width : d0_;
-  cfg_.inducing = std::min<size_t>(cfg.inducing, X_train.n_rows);
+  cfg_.inducing = pick.n_elem;
   const size_t P = cfg_.inducing;
   m_ = std::min(P, width_);
-  const arma::uword pick_n = P;
-  const arma::uvec pick = random::permutation(init, X_train.n_rows).head(pick_n);
-  init_["inducing_inputs"] = X_train.rows(pick);
   for (size_t l = 1; l <= cfg.depth; ++l) {
     init_[key(l, "log_lengthscale")] = arma::zeros(1, l == 1 ? d0_ : 1);
     init_[key(l, "log_variance")] = arma::zeros(1, 1);

@@ -27,16 +27,12 @@ GiDgp::GiDgp(const GiDgpConfig& cfg, const arma::mat& X_train, const arma::vec& 
              random::Stream& init)
     : cfg_(cfg) {
   if (cfg.depth < 1) throw ConfigError("gi-dgp: depth must be at least 1");
-  if (X_train.n_rows != y_train.n_elem || X_train.n_rows < 2) {
-    throw ConfigError(
-        fmt::format("gi-dgp: {} training inputs and {} targets", X_train.n_rows, y_train.n_elem));
-  }
+  const arma::uvec pick =
+      init_inducing_inputs("gi-dgp", X_train, y_train, cfg.inducing, init, init_);
   d0_ = X_train.n_cols;
   width_ = cfg.width > 0 ? cfg.width : d0_;
-  cfg_.inducing = std::min<size_t>(cfg.inducing, X_train.n_rows);
+  cfg_.inducing = pick.n_elem;
   const size_t P = cfg_.inducing;
-  const arma::uvec pick = random::permutation(init, X_train.n_rows).head(P);
-  init_["inducing_inputs"] = X_train.rows(pick);
   for (size_t l = 1; l <= cfg.depth; ++l) {
     const size_t in_dim = l == 1 ? d0_ : width_;
     const size_t out_dim = l == cfg.depth ? 1 : width_;

@@ -1,5 +1,6 @@
 #include "models/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -26,6 +27,19 @@ autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_me
   const autodiff::Var sq = ad::sum(ad::square(y - f_mean) + f_var);
   return ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
          y.tape().constant(0.5 * B * std::log(2.0 * M_PI));
+}
+
+arma::uvec init_inducing_inputs(const char* model, const arma::mat& X, const arma::vec& y,
+                                size_t inducing, random::Stream& init, ParamMap& params) {
+  if (X.n_rows != y.n_elem || X.n_rows < 2 || X.n_cols < 1) {
+    throw ConfigError(fmt::format("{}: {} training inputs ({} features) and {} targets", model,
+                                  X.n_rows, X.n_cols, y.n_elem));
+  }
+  if (inducing < 1) throw ConfigError(fmt::format("{}: needs at least 1 inducing point", model));
+  const arma::uvec pick =
+      random::permutation(init, X.n_rows).head(std::min<arma::uword>(inducing, X.n_rows));
+  params["inducing_inputs"] = X.rows(pick);
+  return pick;
 }
 
 ElboEstimate assemble_elbo(const autodiff::Var& ell_total, const autodiff::Var& logpq_total,

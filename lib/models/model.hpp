@@ -18,6 +18,14 @@ using ParamMap = std::map<std::string, arma::mat>;
 /// The same parameters as Vars on a tape.
 using VarMap = std::map<std::string, autodiff::Var>;
 
+/// The start the inducing-point models' constructors share: checks that X and y hold the same
+/// number (at least 2) of training points with at least one feature, picks min(inducing, N) of
+/// the training inputs at random (one permutation drawn from `init`) and stores them as
+/// params["inducing_inputs"]. Returns the picked rows (the models start their output layer's v
+/// at y[pick]). Throws ConfigError naming `model`.
+arma::uvec init_inducing_inputs(const char* model, const arma::mat& X, const arma::vec& y,
+                                size_t inducing, random::Stream& init, ParamMap& params);
+
 /// Per-datapoint ELBO estimate: elbo = expected_loglik - kl_weight * kl.
 struct ElboEstimate {
   autodiff::Var elbo;

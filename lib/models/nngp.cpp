@@ -30,16 +30,10 @@ GramModel::GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const
   if (cfg.kernel != "relu" && cfg.kernel != "se") {
     throw ConfigError(fmt::format("{}: kernel '{}' is not available (relu, se)", name, cfg.kernel));
   }
-  if (X_train.n_rows != y_train.n_elem || X_train.n_rows < 2 || X_train.n_cols < 1) {
-    throw ConfigError(fmt::format("{}: {} training inputs ({} features) and {} targets", name,
-                                  X_train.n_rows, X_train.n_cols, y_train.n_elem));
-  }
-  if (cfg.inducing < 1) throw ConfigError(fmt::format("{}: needs at least 1 inducing point", name));
+  const arma::uvec pick = init_inducing_inputs(name, X_train, y_train, cfg.inducing, init, init_);
   d0_ = X_train.n_cols;
-  cfg_.inducing = std::min<size_t>(cfg.inducing, X_train.n_rows);
+  cfg_.inducing = pick.n_elem;
   const size_t P = cfg_.inducing;
-  const arma::uvec pick = random::permutation(init, X_train.n_rows).head(P);
-  init_["inducing_inputs"] = X_train.rows(pick);
   init_["input.log_scale"] = arma::zeros(1, d0_);
   init_["input.bias"] = arma::zeros(1, d0_);
   if (cfg.kernel == "se") {

@@ -190,7 +190,7 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   CHECK(v.hash() != s.hash());
   // dkp run's extra model options (e.g. --delta-init) join the hash only when set.
   RunSpec w = s;
-  w.model_options = "delta_init=100\n";
+  w.delta_init = 100.0;
   CHECK(w.hash() != s.hash());
   CHECK(w.canonical().rfind("delta_init=100\n") == w.canonical().size() - 15);
 

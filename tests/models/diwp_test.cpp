@@ -33,30 +33,6 @@ dm::DiwpConfig tiny_config(size_t depth, const std::string& kernel, size_t induc
   return cfg;
 }
 
-// Gradient check of the ELBO estimate at a fixed noise draw w.r.t. every parameter, at initial
-// values perturbed so that no parameter sits at a special point.
-void check_elbo_gradient(const dm::Model& model, const Tiny& data, uint64_t jiggle_seed) {
-  std::vector<std::string> names;
-  std::vector<arma::mat> values;
-  dkp::random::Stream jiggle(jiggle_seed);
-  for (const auto& [name, v] : model.initial_parameters()) {
-    names.push_back(name);
-    values.push_back(v + 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols));
-  }
-  auto f = [&](ad::Tape&, const std::vector<ad::Var>& vars) {
-    dm::VarMap p;
-    for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
-    dkp::random::Stream noise(12345);  // fixed noise draw
-    return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;
-  };
-  ad::Tolerances tol;
-  tol.rel = 1e-5;
-  const auto r = ad::check_gradient(f, values, tol);
-  INFO(r.detail);
-  CHECK(r.ok);
-  CHECK(std::isfinite(ad::evaluate(f, values)));
-}
-
 }  // namespace
 
 TEST_CASE("NNGP ELBO gradients match finite differences for every parameter") {
@@ -69,7 +45,7 @@ TEST_CASE("NNGP ELBO gradients match finite differences for every parameter") {
       cfg.log_prec_init = 0.0;  // a posterior that differs from the prior
       dkp::random::Stream init(dkp::test::seed());
       const dm::Nngp model(cfg, data.X, data.y, init);
-      check_elbo_gradient(model, data, dkp::test::seed() + 99);
+      dkp::test::expect_elbo_gradient(model, data, dkp::test::seed() + 99);
     }
   }
 }
@@ -92,7 +68,7 @@ TEST_CASE("DIWP ELBO gradients match finite differences for every parameter") {
         CHECK(model.initial_parameters().count(dm::layer_key(l, "log_gamma")) == 1);
         CHECK(model.initial_parameters().count(dm::layer_key(l, "V")) == 1);
       }
-      check_elbo_gradient(model, data, dkp::test::seed() + 98);
+      dkp::test::expect_elbo_gradient(model, data, dkp::test::seed() + 98);
     }
   }
 }
@@ -303,17 +279,7 @@ TEST_CASE(
       dkp::random::Stream init(3);
       const auto model = dm::make_model(spec, data.X, data.y, init);
       CHECK(!model->describe().empty());
-      dkp::random::Stream r1(4), r2(4);
-      const auto p1 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r1);
-      const auto p2 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r2);
-      CHECK(p1.mean.n_rows == 5);
-      CHECK(p1.mean.n_cols == 6);
-      CHECK(p1.var.n_rows == 5);
-      CHECK(p1.var.n_cols == 6);
-      CHECK(p1.mean.is_finite());
-      CHECK(p1.var.is_finite());
-      CHECK(p1.var.min() > 0.0);
-      CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
+      dkp::test::check_predictions(*model, data.X);
     }
   }
 }

@@ -22,6 +22,8 @@ using dkp::models::DwpConfig;
 using dkp::models::DwpPosterior;
 using dkp::models::ParamMap;
 
+using dkp::test::elbo_function;
+using dkp::test::jiggled;
 using dkp::test::Tiny;
 using dkp::test::tiny_data;
 
@@ -38,26 +40,6 @@ bool is_bartlett_param(const std::string& name) {
     }
   }
   return false;
-}
-
-// Initial values perturbed so that no parameter sits at a special point.
-void jiggled(const ParamMap& init, uint64_t seed, std::vector<std::string>& names,
-             std::vector<arma::mat>& values) {
-  dkp::random::Stream jiggle(seed);
-  for (const auto& [name, v] : init) {
-    names.push_back(name);
-    values.push_back(v + 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols));
-  }
-}
-
-ad::ScalarFunction elbo_function(const Dwp& model, const Tiny& data,
-                                 const std::vector<std::string>& names, uint64_t noise_seed) {
-  return [&model, &data, names, noise_seed](ad::Tape&, const std::vector<ad::Var>& vars) {
-    dkp::models::VarMap p;
-    for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
-    dkp::random::Stream noise(noise_seed);  // fixed noise draw
-    return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;
-  };
 }
 
 struct Shape {
@@ -87,14 +69,9 @@ TEST_CASE("DWP ELBO gradients match finite differences for every parameter (all 
       cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;  // smooth in alpha, beta
       dkp::random::Stream init(dkp::test::seed());
       const Dwp model(cfg, data.X, data.y, init);
-      std::vector<std::string> names;
-      std::vector<arma::mat> values;
-      jiggled(model.initial_parameters(), dkp::test::seed() + 99, names, values);
-      ad::Tolerances tol;
-      tol.rel = 1e-5;
-      const auto r = ad::check_gradient(elbo_function(model, data, names, 12345), values, tol);
-      INFO(r.detail);
-      CHECK(r.ok);
+      const auto c = dkp::test::check_elbo_gradient(model, data, dkp::test::seed() + 99);
+      INFO(c.result.detail);
+      CHECK(c.result.ok);
     }
   }
 }
@@ -338,17 +315,7 @@ TEST_CASE("DWP predictions: one column per sample, finite, positive variances, s
       cfg.posterior = post;
       dkp::random::Stream init(3);
       const Dwp model(cfg, data.X, data.y, init);
-      dkp::random::Stream r1(4), r2(4);
-      const auto p1 = model.predict(model.initial_parameters(), data.X.rows(0, 4), 6, r1);
-      const auto p2 = model.predict(model.initial_parameters(), data.X.rows(0, 4), 6, r2);
-      CHECK(p1.mean.n_rows == 5);
-      CHECK(p1.mean.n_cols == 6);
-      CHECK(p1.var.n_rows == 5);
-      CHECK(p1.var.n_cols == 6);
-      CHECK(p1.mean.is_finite());
-      CHECK(p1.var.is_finite());
-      CHECK(p1.var.min() > 0.0);
-      CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
+      dkp::test::check_predictions(model, data.X);
       // The ELBO estimate is finite too.
       ad::Tape tape;
       const auto vars = dkp::models::to_vars(tape, model.initial_parameters(), true);

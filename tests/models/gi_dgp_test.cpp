@@ -20,7 +20,19 @@ using dkp::models::GiDgpConfig;
 using dkp::test::Tiny;
 using dkp::test::tiny_data;
 
-namespace {}  // namespace
+namespace {
+
+// exp(-|z_i - z_j|^2 / 2) for every pair of rows of Z, plus 1e-6 on the diagonal.
+arma::mat unit_se_gram(const arma::mat& Z) {
+  arma::mat K(Z.n_rows, Z.n_rows);
+  for (arma::uword i = 0; i < Z.n_rows; ++i)
+    for (arma::uword j = 0; j < Z.n_rows; ++j)
+      K(i, j) = std::exp(-0.5 * arma::accu(arma::square(Z.row(i) - Z.row(j))));
+  K.diag() += 1e-6;
+  return K;
+}
+
+}  // namespace
 
 TEST_CASE("global-inducing DGP ELBO gradients match finite differences for every parameter") {
   for (size_t depth : {1, 2, 3}) {
@@ -32,25 +44,9 @@ TEST_CASE("global-inducing DGP ELBO gradients match finite differences for every
     cfg.log_prec_init = 0.0;  // a posterior that differs from the prior
     dkp::random::Stream init(dkp::test::seed());
     const GiDgp model(cfg, data.X, data.y, init);
-    // Perturb the initial values so that no parameter sits at a special point.
-    std::vector<std::string> names;
-    std::vector<arma::mat> values;
-    dkp::random::Stream jiggle(dkp::test::seed() + 99);
-    for (const auto& [name, v] : model.initial_parameters()) {
-      names.push_back(name);
-      values.push_back(v + 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols));
-    }
-    auto f = [&](ad::Tape&, const std::vector<ad::Var>& vars) {
-      dkp::models::VarMap p;
-      for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
-      dkp::random::Stream noise(12345);  // fixed noise draw
-      return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;
-    };
-    ad::Tolerances tol;
-    tol.rel = 1e-5;
-    const auto r = ad::check_gradient(f, values, tol);
-    INFO(r.detail);
-    CHECK(r.ok);
+    const auto c = dkp::test::check_elbo_gradient(model, data, dkp::test::seed() + 99);
+    INFO(c.result.detail);
+    CHECK(c.result.ok);
   }
 }
 
@@ -58,11 +54,7 @@ TEST_CASE("GIGP layer: log p(u) - log q(u) equals the direct Gaussian densities"
   const size_t P = 5, W = 3, B = 4;
   dkp::random::Stream s(dkp::test::seed());
   const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
-  arma::mat K(P + B, P + B);
-  for (size_t i = 0; i < P + B; ++i)
-    for (size_t j = 0; j < P + B; ++j)
-      K(i, j) = std::exp(-0.5 * arma::accu(arma::square(Z.row(i) - Z.row(j))));
-  K.diag() += 1e-6;
+  const arma::mat K = unit_se_gram(Z);
   ad::Tape tape;
   dkp::layers::KernelBlocks kb{tape.constant(K.submat(0, 0, P - 1, P - 1)),
                                tape.constant(K.submat(0, P, P - 1, P + B - 1)),
@@ -150,11 +142,7 @@ TEST_CASE("GIGP layer: stacked samples (gigp_finish) equal sample-by-sample gigp
   const size_t P = 6, W = 2, B = 5, S = 3;
   dkp::random::Stream s(dkp::test::seed() + 11);
   const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
-  arma::mat K(P + B, P + B);
-  for (size_t i = 0; i < P + B; ++i)
-    for (size_t j = 0; j < P + B; ++j)
-      K(i, j) = std::exp(-0.5 * arma::accu(arma::square(Z.row(i) - Z.row(j))));
-  K.diag() += 1e-6;
+  const arma::mat K = unit_se_gram(Z);
   const arma::mat v = dkp::random::normal_matrix(s, P, W);
   const arma::mat Lloc = arma::eye(P, P) + 0.3 * dkp::random::normal_matrix(s, P, P);
   ad::Tape tape;

@@ -57,25 +57,7 @@ TEST_CASE("Gram DGP ELBO gradients match finite differences for every parameter"
       CHECK(model.initial_parameters().at(dm::layer_key(depth, "v")).n_cols == 1);
       CHECK(model.initial_parameters().count(dm::layer_key(1, "v")) == 0);
 
-      std::vector<std::string> names;
-      std::vector<arma::mat> values;
-      dkp::random::Stream jiggle(dkp::test::seed() + 97);
-      for (const auto& [name, v] : model.initial_parameters()) {
-        names.push_back(name);
-        values.push_back(v + 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols));
-      }
-      auto f = [&](ad::Tape&, const std::vector<ad::Var>& vars) {
-        dm::VarMap p;
-        for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
-        dkp::random::Stream noise(12345);  // fixed noise draw
-        return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;
-      };
-      ad::Tolerances tol;
-      tol.rel = 1e-5;
-      const auto r = ad::check_gradient(f, values, tol);
-      INFO(r.detail);
-      CHECK(r.ok);
-      CHECK(std::isfinite(ad::evaluate(f, values)));
+      dkp::test::expect_elbo_gradient(model, data, dkp::test::seed() + 97);
     }
   }
 }
@@ -156,17 +138,7 @@ TEST_CASE("Gram DGP predictions: one column per sample, finite, positive varianc
     const auto model = dm::make_model(spec, data.X, data.y, init);
     CHECK(model->describe().find("Gram kernels") != std::string::npos);
     CHECK(model->describe().find("relu") != std::string::npos);
-    dkp::random::Stream r1(4), r2(4);
-    const auto p1 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r1);
-    const auto p2 = model->predict(model->initial_parameters(), data.X.rows(0, 4), 6, r2);
-    CHECK(p1.mean.n_rows == 5);
-    CHECK(p1.mean.n_cols == 6);
-    CHECK(p1.var.n_rows == 5);
-    CHECK(p1.var.n_cols == 6);
-    CHECK(p1.mean.is_finite());
-    CHECK(p1.var.is_finite());
-    CHECK(p1.var.min() > 0.0);
-    CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
+    const auto p1 = dkp::test::check_predictions(*model, data.X);
     if (depth == 3) CHECK(arma::var(p1.mean.row(0)) > 0.0);  // the hidden layer is stochastic
   }
 }

@@ -21,14 +21,6 @@ namespace ad = dkp::autodiff;
 namespace dist = dkp::distributions;
 using autodiff::Var;
 
-namespace {
-
-std::string key(size_t layer, const char* what) {
-  return fmt::format("layer{}.{}", layer, what);
-}
-
-}  // namespace
-
 DwpPosterior parse_dwp_posterior(const std::string& name) {
   if (name.empty() || name == "gw") return DwpPosterior::Gw;
   if (name == "agw") return DwpPosterior::Agw;
@@ -59,28 +51,28 @@ Dwp::Dwp(const DwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_trai
   const size_t P = cfg_.inducing;
   m_ = std::min(P, width_);
   for (size_t l = 1; l <= cfg.depth; ++l) {
-    init_[key(l, "log_lengthscale")] = arma::zeros(1, l == 1 ? d0_ : 1);
-    init_[key(l, "log_variance")] = arma::zeros(1, 1);
+    init_[layer_key(l, "log_lengthscale")] = arma::zeros(1, l == 1 ? d0_ : 1);
+    init_[layer_key(l, "log_variance")] = arma::zeros(1, 1);
     if (l == cfg.depth) {
       // Output GIGP layer: as GiDgp's output layer.
-      init_[key(l, "v")] = arma::mat(y_train.elem(pick));
-      init_[key(l, "L_loc")] = arma::eye(P, P);
-      init_[key(l, "L_scale")] = arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
+      init_[layer_key(l, "v")] = arma::mat(y_train.elem(pick));
+      init_[layer_key(l, "L_loc")] = arma::eye(P, P);
+      init_[layer_key(l, "L_scale")] = arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
       continue;
     }
     // Hidden Wishart layer: bayesfunc@dwp WishartLayer inits (notes section 3).
-    init_[key(l, "logit_q")] = arma::mat(1, 1, arma::fill::value(cfg.logit_q_init));
-    init_[key(l, "V")] = random::normal_matrix(init, P, P);
-    init_[key(l, "log_v_scale")] = arma::mat(1, 1, arma::fill::value(-std::log(double(P))));
+    init_[layer_key(l, "logit_q")] = arma::mat(1, 1, arma::fill::value(cfg.logit_q_init));
+    init_[layer_key(l, "V")] = random::normal_matrix(init, P, P);
+    init_[layer_key(l, "log_v_scale")] = arma::mat(1, 1, arma::fill::value(-std::log(double(P))));
     arma::mat log_alpha(m_, 1);
     for (size_t j = 0; j < m_; ++j) log_alpha(j, 0) = std::log(0.5 * double(width_ - j));
-    init_[key(l, "log_alpha")] = log_alpha;
-    init_[key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
-    init_[key(l, "mu")] =
+    init_[layer_key(l, "log_alpha")] = log_alpha;
+    init_[layer_key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
+    init_[layer_key(l, "mu")] =
         random::normal_matrix(init, P, m_) * (cfg.mu_init_scale / std::sqrt(double(m_)));
-    init_[key(l, "log_sigma")] = arma::mat(P, m_, arma::fill::value(cfg.log_sigma_init));
-    if (cfg.posterior != DwpPosterior::Gw) init_[key(l, "A_prime")] = arma::eye(P, P);
-    if (cfg.posterior == DwpPosterior::Abgw) init_[key(l, "B")] = arma::eye(m_, m_);
+    init_[layer_key(l, "log_sigma")] = arma::mat(P, m_, arma::fill::value(cfg.log_sigma_init));
+    if (cfg.posterior != DwpPosterior::Gw) init_[layer_key(l, "A_prime")] = arma::eye(P, P);
+    if (cfg.posterior == DwpPosterior::Abgw) init_[layer_key(l, "B")] = arma::eye(m_, m_);
   }
   init_["likelihood.log_noise_var"] =
       arma::mat(1, 1, arma::fill::value(std::log(cfg.noise_var_init)));
@@ -97,15 +89,15 @@ ParamMap Dwp::with_prior_posterior(const ParamMap& params) const {
   ParamMap out = params;
   const size_t P = cfg_.inducing;
   for (size_t l = 1; l < cfg_.depth; ++l) {
-    out[key(l, "logit_q")] = arma::mat(1, 1, arma::fill::value(-1000.0));  // q = 0 exactly
+    out[layer_key(l, "logit_q")] = arma::mat(1, 1, arma::fill::value(-1000.0));  // q = 0 exactly
     arma::mat log_alpha(m_, 1);
     for (size_t j = 0; j < m_; ++j) log_alpha(j, 0) = std::log(0.5 * double(width_ - j));
-    out[key(l, "log_alpha")] = log_alpha;
-    out[key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
-    out[key(l, "mu")] = arma::zeros(P, m_);
-    out[key(l, "log_sigma")] = arma::zeros(P, m_);
-    if (cfg_.posterior != DwpPosterior::Gw) out[key(l, "A_prime")] = arma::eye(P, P);
-    if (cfg_.posterior == DwpPosterior::Abgw) out[key(l, "B")] = arma::eye(m_, m_);
+    out[layer_key(l, "log_alpha")] = log_alpha;
+    out[layer_key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
+    out[layer_key(l, "mu")] = arma::zeros(P, m_);
+    out[layer_key(l, "log_sigma")] = arma::zeros(P, m_);
+    if (cfg_.posterior != DwpPosterior::Gw) out[layer_key(l, "A_prime")] = arma::eye(P, P);
+    if (cfg_.posterior == DwpPosterior::Abgw) out[layer_key(l, "B")] = arma::eye(m_, m_);
   }
   return out;
 }
@@ -114,11 +106,11 @@ Dwp::Shared Dwp::prepare(const VarMap& p) const {
   Shared sh;
   const double nu = double(width_);
   for (size_t l = 1; l < cfg_.depth; ++l) {
-    const Var logit_q = get(p, key(l, "logit_q"));
+    const Var logit_q = get(p, layer_key(l, "logit_q"));
     const Var q = ad::sigmoid(logit_q);
     const Var one_minus_q = ad::sigmoid(ad::neg(logit_q));
-    const Var V = get(p, key(l, "V"));
-    const Var vscale = ad::mul(q, ad::exp(get(p, key(l, "log_v_scale"))));
+    const Var V = get(p, layer_key(l, "V"));
+    const Var vscale = ad::mul(q, ad::exp(get(p, layer_key(l, "log_v_scale"))));
     sh.kernel_weight.push_back(ad::scale(one_minus_q, 1.0 / nu));
     sh.v_term.push_back(ad::mul(vscale, ad::matmul(V, V, false, true)));
   }
@@ -137,9 +129,9 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
   for (size_t l = 1; l <= cfg_.depth; ++l) {
     // SE kernel on Gram distances. Layer 1: G_0 = X X^T / nu_0, so the inputs are scaled by
     // 1 / (sqrt(nu_0) l_d); deeper layers: G = F F^T, so the features are scaled by 1 / l.
-    Var log_ell = get(p, key(l, "log_lengthscale"));
+    Var log_ell = get(p, layer_key(l, "log_lengthscale"));
     if (l == 1) log_ell = ad::add_scalar(log_ell, 0.5 * std::log(double(d0_)));
-    const Var h = ad::exp(get(p, key(l, "log_variance")));
+    const Var h = ad::exp(get(p, layer_key(l, "log_variance")));
     const Var Fi_s = kernels::scale_columns(Fi, log_ell);
     const Var Ft_s = kernels::scale_columns(Ft, log_ell);
     const Var Kii =
@@ -148,8 +140,8 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
 
     if (l == cfg_.depth) {
       layers::KernelBlocks k{Kii, Kit, ad::mul(h, tape.constant(arma::ones(B, 1)))};
-      layers::GigpParams gp{get(p, key(l, "v")), get(p, key(l, "L_loc")),
-                            get(p, key(l, "L_scale"))};
+      layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
+                            get(p, layer_key(l, "L_scale"))};
       const layers::GigpOutput out = layers::gigp_forward(k, gp, rng);
       if (trace) trace->output_logpq = out.logpq.scalar();
       return {out.f_mean, out.f_var, logpq + out.logpq};
@@ -164,9 +156,9 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
     }
     const Var Lq = ad::cholesky(Psi, "dwp posterior scale Psi");
 
-    const dist::BartlettParams bp{ad::exp(get(p, key(l, "log_alpha"))),
-                                  ad::exp(get(p, key(l, "log_beta"))), get(p, key(l, "mu")),
-                                  ad::exp(get(p, key(l, "log_sigma")))};
+    const dist::BartlettParams bp{
+        ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_beta"))),
+        get(p, layer_key(l, "mu")), ad::exp(get(p, layer_key(l, "log_sigma")))};
     // Sticking the landing: the Bartlett parameters enter log Q as constants.
     const dist::BartlettParams bq = cfg_.sticking_the_landing ? dist::detached(bp) : bp;
     dist::PsdSample s;
@@ -177,14 +169,14 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
         logq = dist::gw_log_prob(s, Lq, nu_int, bq);
         break;
       case DwpPosterior::Agw: {
-        const Var A = ad::matmul(Lq, get(p, key(l, "A_prime")));
+        const Var A = ad::matmul(Lq, get(p, layer_key(l, "A_prime")));
         s = dist::agw_sample(A, nu_int, bp, rng, cfg_.gamma_method);
         logq = dist::agw_log_prob(s, A, nu_int, bq);
         break;
       }
       case DwpPosterior::Abgw: {
-        const Var A = ad::matmul(Lq, get(p, key(l, "A_prime")));
-        const Var Bm = get(p, key(l, "B"));
+        const Var A = ad::matmul(Lq, get(p, layer_key(l, "A_prime")));
+        const Var Bm = get(p, layer_key(l, "B"));
         s = dist::abgw_sample(A, Bm, nu_int, bp, rng, cfg_.gamma_method);
         logq = dist::abgw_log_prob(s, A, Bm, nu_int, bq);
         break;

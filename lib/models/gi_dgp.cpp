@@ -15,14 +15,6 @@ namespace dkp::models {
 namespace ad = dkp::autodiff;
 using autodiff::Var;
 
-namespace {
-
-std::string key(size_t layer, const char* what) {
-  return fmt::format("layer{}.{}", layer, what);
-}
-
-}  // namespace
-
 GiDgp::GiDgp(const GiDgpConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
              random::Stream& init)
     : cfg_(cfg) {
@@ -36,12 +28,12 @@ GiDgp::GiDgp(const GiDgpConfig& cfg, const arma::mat& X_train, const arma::vec& 
   for (size_t l = 1; l <= cfg.depth; ++l) {
     const size_t in_dim = l == 1 ? d0_ : width_;
     const size_t out_dim = l == cfg.depth ? 1 : width_;
-    init_[key(l, "log_lengthscale")] = arma::zeros(1, l == 1 ? in_dim : 1);
-    init_[key(l, "log_variance")] = arma::zeros(1, 1);
-    init_[key(l, "v")] =
+    init_[layer_key(l, "log_lengthscale")] = arma::zeros(1, l == 1 ? in_dim : 1);
+    init_[layer_key(l, "log_variance")] = arma::zeros(1, 1);
+    init_[layer_key(l, "v")] =
         l == cfg.depth ? arma::mat(y_train.elem(pick)) : random::normal_matrix(init, P, out_dim);
-    init_[key(l, "L_loc")] = arma::eye(P, P);
-    init_[key(l, "L_scale")] = arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
+    init_[layer_key(l, "L_loc")] = arma::eye(P, P);
+    init_[layer_key(l, "L_scale")] = arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
   }
   init_["likelihood.log_noise_var"] =
       arma::mat(1, 1, arma::fill::value(std::log(cfg.noise_var_init)));
@@ -106,10 +98,11 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
     Layer& ly = layer[l];
     const double nu_in = double(l == 1 ? d0_ : width_);
     // SE on Gram distances with G = F F^T / nu_in: scale features by 1 / (sqrt(nu_in) l).
-    ly.log_ell = ad::add_scalar(get(p, key(l, "log_lengthscale")), 0.5 * std::log(nu_in));
-    ly.h = ad::exp(get(p, key(l, "log_variance")));
+    ly.log_ell = ad::add_scalar(get(p, layer_key(l, "log_lengthscale")), 0.5 * std::log(nu_in));
+    ly.h = ad::exp(get(p, layer_key(l, "log_variance")));
     ly.tt = ad::mul(ly.h, onesB);
-    ly.gp = {get(p, key(l, "v")), get(p, key(l, "L_loc")), get(p, key(l, "L_scale"))};
+    ly.gp = {get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
+             get(p, layer_key(l, "L_scale"))};
     ly.L = layers::gigp_precision_factor(ly.gp);
   }
   auto blocks = [&](size_t l, const Var& Fi, const Var& Ft) {
@@ -207,13 +200,14 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
   for (size_t l = 1; l <= cfg_.depth; ++l) {
     Layer& ly = layer[l];
     const double nu_in = double(l == 1 ? d0_ : width_);
-    ly.inv_ell = arma::exp(-(params.at(key(l, "log_lengthscale")).row(0) + 0.5 * std::log(nu_in)));
-    ly.h = std::exp(params.at(key(l, "log_variance"))(0, 0));
-    const arma::mat& Lloc = params.at(key(l, "L_loc"));
-    const double scale = std::exp(params.at(key(l, "L_scale"))(0, 0)) /
+    ly.inv_ell =
+        arma::exp(-(params.at(layer_key(l, "log_lengthscale")).row(0) + 0.5 * std::log(nu_in)));
+    ly.h = std::exp(params.at(layer_key(l, "log_variance"))(0, 0));
+    const arma::mat& Lloc = params.at(layer_key(l, "L_loc"));
+    const double scale = std::exp(params.at(layer_key(l, "L_scale"))(0, 0)) /
                          (arma::trace(Lloc) * (1.0 / double(Lloc.n_rows)));
     ly.L = scale * Lloc;
-    ly.v = &params.at(key(l, "v"));
+    ly.v = &params.at(layer_key(l, "v"));
   }
   const arma::vec ktt_ones = arma::ones(B);
   auto prepare = [&](size_t l, const arma::mat& Fi, const arma::mat& Ft) {

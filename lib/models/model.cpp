@@ -29,6 +29,10 @@ autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_me
          y.tape().constant(0.5 * B * std::log(2.0 * M_PI));
 }
 
+std::string layer_key(size_t layer, const char* what) {
+  return fmt::format("layer{}.{}", layer, what);
+}
+
 arma::uvec init_inducing_inputs(const char* model, const arma::mat& X, const arma::vec& y,
                                 size_t inducing, random::Stream& init, ParamMap& params) {
   if (X.n_rows != y.n_elem || X.n_rows < 2 || X.n_cols < 1) {

@@ -18,6 +18,9 @@ using ParamMap = std::map<std::string, arma::mat>;
 /// The same parameters as Vars on a tape.
 using VarMap = std::map<std::string, autodiff::Var>;
 
+/// Parameter name of a layer's parameter: "layer{l}.{what}".
+std::string layer_key(size_t layer, const char* what);
+
 /// The start the inducing-point models' constructors share: checks that X and y hold the same
 /// number (at least 2) of training points with at least one feature, picks min(inducing, N) of
 /// the training inputs at random (one permutation drawn from `init`) and stores them as

@@ -14,10 +14,6 @@ namespace dkp::models {
 namespace ad = dkp::autodiff;
 using autodiff::Var;
 
-std::string layer_key(size_t layer, const char* what) {
-  return fmt::format("layer{}.{}", layer, what);
-}
-
 GramModel::GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
                      random::Stream& init, const char* name)
     : cfg_(cfg) {

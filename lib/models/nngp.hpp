@@ -102,7 +102,4 @@ class Nngp final : public GramModel {
   bool deterministic_hidden() const override { return true; }
 };
 
-/// "layer{l}.{what}".
-std::string layer_key(size_t layer, const char* what);
-
 }  // namespace dkp::models

@@ -108,20 +108,27 @@ Var arccos_relu(const Var& C, const Var& a, const Var& b) {
       R(n, m, arma::fill::none);  // value, dK/dC = (pi - t) / pi, r = sqrt(ab - C^2)
   const arma::vec sa = arma::sqrt(av), sb = arma::sqrt(bv);
   const arma::vec ia = 1.0 / sa, ib = 1.0 / sb;
+  const double* sap = sa.memptr();
+  const double* iap = ia.memptr();
   for (arma::uword j = 0; j < m; ++j) {
-    // cos t into R's column, t = acos(cos t) into dC's column (vectorised), then the rest.
-    double* cs = R.colptr(j);
-    double* t = dC.colptr(j);
-    const double* x = c.colptr(j);
-    for (arma::uword i = 0; i < n; ++i) cs[i] = std::clamp(x[i] * ia[i] * ib[j], -1.0, 1.0);
-    std::copy(cs, cs + n, t);
+    // cos t into R's column, t = acos(cos t) into dC's column (vectorised), then the rest. Raw
+    // pointers and -fno-math-errno (CMakeLists.txt) let the compiler vectorise both loops.
+    double* __restrict cs = R.colptr(j);
+    double* __restrict t = dC.colptr(j);
+    double* __restrict k = K.colptr(j);
+    const double* __restrict x = c.colptr(j);
+    const double ibj = ib[j], sbj = sb[j];
+    for (arma::uword i = 0; i < n; ++i) {
+      const double v = x[i] * iap[i] * ibj;
+      cs[i] = v < -1.0 ? -1.0 : (v > 1.0 ? 1.0 : v);
+      t[i] = cs[i];
+    }
     util::acos_inplace(t, n);
-    double* k = K.colptr(j);
     for (arma::uword i = 0; i < n; ++i) {
       // K = (s sin t + (pi - t) x) / pi written as x + s (sin t - t cos t) / pi: near t = 0 the
       // bracket is t^3 / 3, so the round-off in t (about sqrt(eps) when x ~ s) does not reach
       // the value (computing r = sqrt(ab - x^2) directly leaves O(sqrt(eps)) noise in K).
-      const double s = sa[i] * sb[j], co = cs[i], ti = t[i];
+      const double s = sap[i] * sbj, co = cs[i], ti = t[i];
       const double st = std::sqrt((1.0 - co) * (1.0 + co));  // sin t
       k[i] = x[i] + s * (st - ti * co) * kInvPi;
       t[i] = 1.0 - ti * kInvPi;  // dK/dC = (pi - t) / pi

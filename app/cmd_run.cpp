@@ -20,6 +20,7 @@
 #include "experiments/grid.hpp"
 #include "models/factory.hpp"
 #include "runtime.hpp"
+#include "training/mc.hpp"
 #include "training/trainer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -64,7 +65,9 @@ po::options_description run_options() {
     ("inducing", po::value<long>()->default_value(100), "inducing points")
     ("batch", po::value<long>()->default_value(10000), "minibatch size (clamped to the data size)")
     ("seed", po::value<uint64_t>()->default_value(0), "master seed")
-    ("threads", po::value<int>()->default_value(1), "BLAS threads")
+    ("threads", po::value<int>()->default_value(1),
+     "threads sharing the Monte Carlo samples of every step, the final ELBO and the predictions "
+     "(1: the numbers of a single-threaded run; T > 1: reproducible for that T)")
     ("out", po::value<std::string>(), "run directory (default results/runs/adhoc/<dataset>/split<k>/<hash>)")
     ("predictions", po::value<std::string>(), "also write per-test-point predictions to this CSV")
     ("log-every", po::value<long>()->default_value(500), "progress line every N steps (0: never)")
@@ -197,6 +200,8 @@ int cmd_run(const std::vector<std::string>& args) {
   p.width = vm["width"].as<std::string>();
   p.seed = vm["seed"].as<uint64_t>();
   if (spec.split < 0) throw UsageError("--split must be >= 0");
+  const int threads = vm["threads"].as<int>();
+  if (threads < 1) throw UsageError("--threads must be at least 1");
   experiments::validate_run_spec(spec);
   const std::string hash = spec.hash();
 
@@ -211,7 +216,7 @@ int cmd_run(const std::vector<std::string>& args) {
       return kExitOk;
     }
   }
-  set_blas_threads(vm["threads"].as<int>());
+  set_blas_threads(1);
 
   // Data.
   const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
@@ -247,7 +252,7 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("dkp_version", version_string())
       .set("git_sha", git_sha())
       .set("armadillo", arma::arma_version::as_string())
-      .set("blas_threads", vm["threads"].as<int>())
+      .set("threads", threads)
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())
       .set("data_sha256", data_hash.hex_digest())
@@ -275,6 +280,7 @@ int cmd_run(const std::vector<std::string>& args) {
   topt.kl = training::KlAnnealing(uint64_t(p.kl_anneal));
   topt.samples = size_t(p.train_samples);
   topt.batch = size_t(p.batch);
+  topt.threads = size_t(threads);
   topt.log_every = size_t(std::max(0L, vm["log-every"].as<long>()));
   topt.checkpoint_every = size_t(std::max(0L, vm["checkpoint-every"].as<long>()));
   topt.checkpoint_path = out / "checkpoint.bin";
@@ -299,15 +305,15 @@ int cmd_run(const std::vector<std::string>& args) {
   // Evaluation in the papers' conventions.
   const auto t_pred = std::chrono::steady_clock::now();
   random::Stream pred_rng = run.child("predict", 0);
-  const models::Predictive pred =
-      model->predict(tr.params, split.X_test, size_t(p.test_samples), pred_rng);
+  const models::Predictive pred = training::predict(
+      *model, tr.params, split.X_test, size_t(p.test_samples), pred_rng, size_t(threads));
   const eval::RegressionMetrics m =
       eval::regression_metrics(pred.mean, pred.var, split.y_test, split.y_std);
   const double predict_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_pred).count();
   random::Stream elbo_rng = run.child("final-elbo", 0);
   const double elbo = training::estimate_elbo(*model, tr.params, split.X_train, split.y_train,
-                                              size_t(p.train_samples), elbo_rng);
+                                              size_t(p.train_samples), elbo_rng, size_t(threads));
 
   if (vm.count("predictions")) {
     std::string csv = "index,y,mean,variance,log_density\n";

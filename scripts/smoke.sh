@@ -25,7 +25,17 @@ expect_rc 2 "$dkp" run --dataset nope --model sgp --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --steps 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof batch --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
 [ ! -e "$work/bad" ] || fail "a failed run left $work/bad behind"
+
+# Two threads sharing the samples: the same numbers twice.
+for d in t2a t2b; do
+  "$dkp" run --dataset yacht --model dwp --posterior agw --depth 2 --steps 5 --test-samples 7 \
+    --threads 2 --out "$work/$d" --quiet || fail "dkp run --threads 2"
+done
+nums() { grep -E '"(elbo|test_ll|test_rmse)"' "$1/result.json"; }
+[ "$(nums "$work/t2a" | wc -l)" = 3 ] || fail "--threads 2 run wrote no metrics"
+[ "$(nums "$work/t2a")" = "$(nums "$work/t2b")" ] || fail "--threads 2 runs differ"
 
 # The smoke grid: every cell must succeed.
 jobs=$(nproc 2>/dev/null || echo 1)

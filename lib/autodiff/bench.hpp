@@ -5,7 +5,7 @@
 // timed op by op with a tape and as the same computation in plain Armadillo/linalg calls (the
 // same BLAS/LAPACK kernels, no tape). Prints median times, the ratios forward-with-tape / plain
 // and backward / forward (targets <= 1.2 and <= 3), and minor page faults per repetition.
-// Run single-threaded (OPENBLAS_NUM_THREADS=1 or dkp --threads 1) for stable numbers.
+// dkp runs it with one BLAS thread (OPENBLAS_NUM_THREADS=1 elsewhere) for stable numbers.
 #pragma once
 
 #include <ostream>

@@ -6,7 +6,7 @@
 //   backward to every parameter,
 // and the DIWP step (inverse Wishart sample with real nu, log IW prior - log IW posterior at the
 // sample). Prints median times (microseconds) of sample, log densities and backward.
-// Run single-threaded (OPENBLAS_NUM_THREADS=1 or dkp --threads 1) for stable numbers.
+// dkp runs it with one BLAS thread (OPENBLAS_NUM_THREADS=1 elsewhere) for stable numbers.
 #pragma once
 
 #include <ostream>

@@ -11,6 +11,7 @@
 #include "autodiff/ops.hpp"
 #include "training/adam.hpp"
 #include "training/checkpoint.hpp"
+#include "training/mc.hpp"
 #include "util/error.hpp"
 
 namespace dkp::training {
@@ -84,10 +85,9 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
     }
     random::Stream noise = run.child("mc-noise", step);
     const double klw = opt.kl.weight(step);
-    autodiff::Tape tape;
-    const models::VarMap vars = models::to_vars(tape, ck.params, true);
-    const models::ElboEstimate e = model.elbo(vars, Xb, yb, double(N), opt.samples, klw, noise);
-    const double elbo = e.elbo.scalar();
+    const ElboGradient e = elbo_gradient(model, ck.params, Xb, yb, double(N), opt.samples, klw,
+                                         noise, opt.threads, /*with_grad=*/true);
+    const double elbo = e.elbo;
     if (!std::isfinite(elbo)) {
       save(step);
       throw Error(
@@ -96,10 +96,9 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
                       "learning rate or check the data.",
                       step, e.expected_loglik, e.kl));
     }
-    tape.backward(e.elbo);
     models::ParamMap grads;
-    for (const auto& [name, v] : vars) {
-      arma::mat g = -v.grad();  // minimise the negative ELBO
+    for (const auto& [name, g0] : e.grad) {
+      arma::mat g = -g0;  // minimise the negative ELBO
       if (!g.is_finite()) {
         save(step);
         throw Error(fmt::format("non-finite gradient of parameter '{}' at step {}", name, step));
@@ -143,16 +142,19 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
 namespace dkp::training {
 
 double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
-                     const arma::vec& y, size_t samples, random::Stream& rng, size_t chunk) {
+                     const arma::vec& y, size_t samples, random::Stream& rng, size_t threads,
+                     size_t chunk) {
   const size_t N = X.n_rows;
   double ell = 0.0, kl = 0.0;
   size_t chunks = 0;
   for (size_t start = 0; start < N; start += chunk, ++chunks) {
     const size_t end = std::min(N, start + chunk) - 1;
-    autodiff::Tape tape;
-    const models::VarMap vars = models::to_vars(tape, params, false);
-    const models::ElboEstimate e =
-        model.elbo(vars, X.rows(start, end), y.subvec(start, end), double(N), samples, 1.0, rng);
+    // One thread draws the chunks one after another from rng; more threads split each chunk's
+    // samples from that chunk's own child stream (mc.hpp).
+    random::Stream chunk_rng = rng.child("elbo-chunk", chunks);
+    random::Stream& s = threads > 1 ? chunk_rng : rng;
+    const ElboGradient e = elbo_gradient(model, params, X.rows(start, end), y.subvec(start, end),
+                                         double(N), samples, 1.0, s, threads, /*with_grad=*/false);
     ell += e.expected_loglik * double(end - start + 1) / double(N);
     kl += e.kl;
   }

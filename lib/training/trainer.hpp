@@ -6,7 +6,8 @@
 // Randomness: step t draws its Monte Carlo noise from run.child("mc-noise", t) and epoch e shuffles
 // the data with run.child("minibatch-order", e). No random state is carried between steps, so a
 // run resumed from a checkpoint (parameters, Adam state, step) is bit-identical to an
-// uninterrupted one.
+// uninterrupted one. With TrainOptions::threads = T > 1 each step's samples are split over T
+// threads (training/mc.hpp): other noise than with one thread, and the same for every run with T.
 #pragma once
 
 #include <armadillo>
@@ -28,6 +29,7 @@ struct TrainOptions {
   KlAnnealing kl{1000};                   ///< KL weight min(1, step / K); K = 0: always 1
   size_t samples = 10;                    ///< Monte Carlo samples per step
   size_t batch = 0;                       ///< minibatch size; 0 or >= N means full batch
+  size_t threads = 1;                     ///< threads sharing each step's samples (mc.hpp)
   size_t log_every = 500;                 ///< progress line period (0: never)
   size_t checkpoint_every = 1000;         ///< checkpoint period in steps (0: only on signals)
   std::filesystem::path checkpoint_path;  ///< empty: no checkpoints, no resume
@@ -78,8 +80,10 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
 namespace dkp::training {
 
 /// Per-datapoint ELBO (KL weight 1) on the whole training set, evaluated in chunks of at most
-/// `chunk` points: sum_c (n_c / N) E log p(y_c | f) - mean_c KL_c.
+/// `chunk` points: sum_c (n_c / N) E log p(y_c | f) - mean_c KL_c, the samples of each chunk split
+/// over `threads` threads (mc.hpp).
 double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
-                     const arma::vec& y, size_t samples, random::Stream& rng, size_t chunk = 10000);
+                     const arma::vec& y, size_t samples, random::Stream& rng, size_t threads = 1,
+                     size_t chunk = 10000);
 
 }  // namespace dkp::training

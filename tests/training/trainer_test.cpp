@@ -1,10 +1,12 @@
 // Training loop: the ELBO improves, the same seed gives identical parameters, an interrupted and
-// resumed run is bit-identical to an uninterrupted one, and a non-finite ELBO is a clear error.
+// resumed run is bit-identical to an uninterrupted one (with one thread and with two sharing the
+// samples), and a non-finite ELBO is a clear error. Then the sample-splitting of training/mc.hpp.
 #include <doctest/doctest.h>
 
 #include "models/gi_dgp.hpp"
 #include "test_support.hpp"
 #include "training/checkpoint.hpp"
+#include "training/mc.hpp"
 #include "training/trainer.hpp"
 #include "util/error.hpp"
 
@@ -59,25 +61,29 @@ TEST_CASE("training improves the ELBO and is deterministic given the seed") {
 }
 
 TEST_CASE("an interrupted run resumes from its checkpoint bit-identically") {
-  Fixture f;
-  const dkp::random::Stream run(6);
-  const auto dir = dkp::test::temp_dir("resume");
-  auto opt = options(30);
-  const auto straight = tr::train(*f.model, f.X, f.y, opt, run);
+  for (size_t threads : {1, 2}) {
+    CAPTURE(threads);
+    Fixture f;
+    const dkp::random::Stream run(6);
+    const auto dir = dkp::test::temp_dir(threads == 1 ? "resume" : "resume2");
+    auto opt = options(30);
+    opt.threads = threads;
+    const auto straight = tr::train(*f.model, f.X, f.y, opt, run);
 
-  opt.checkpoint_path = dir / "checkpoint.bin";
-  // Interrupt after step 12 (not a multiple of checkpoint_every) as SIGINT would.
-  auto stop_at_12 = [](const tr::StepInfo& s, const tr::TrainOptions&) {
-    if (s.step == 12) tr::stop_requested().store(true);
-  };
-  CHECK_THROWS_AS(tr::train(*f.model, f.X, f.y, opt, run, stop_at_12), tr::Interrupted);
-  tr::stop_requested().store(false);
-  const auto ck = tr::load_checkpoint(opt.checkpoint_path, f.model->initial_parameters());
-  CHECK(ck.step == 12);
-  const auto resumed = tr::train(*f.model, f.X, f.y, opt, run);
-  CHECK(resumed.resumed_from == 12);
-  for (const auto& [name, v] : straight.params)
-    CHECK(arma::approx_equal(v, resumed.params.at(name), "absdiff", 0.0));
+    opt.checkpoint_path = dir / "checkpoint.bin";
+    // Interrupt after step 12 (not a multiple of checkpoint_every) as SIGINT would.
+    auto stop_at_12 = [](const tr::StepInfo& s, const tr::TrainOptions&) {
+      if (s.step == 12) tr::stop_requested().store(true);
+    };
+    CHECK_THROWS_AS(tr::train(*f.model, f.X, f.y, opt, run, stop_at_12), tr::Interrupted);
+    tr::stop_requested().store(false);
+    const auto ck = tr::load_checkpoint(opt.checkpoint_path, f.model->initial_parameters());
+    CHECK(ck.step == 12);
+    const auto resumed = tr::train(*f.model, f.X, f.y, opt, run);
+    CHECK(resumed.resumed_from == 12);
+    for (const auto& [name, v] : straight.params)
+      CHECK(arma::approx_equal(v, resumed.params.at(name), "absdiff", 0.0));
+  }
 }
 
 TEST_CASE("a checkpoint of another model is rejected with a clear error") {
@@ -99,4 +105,124 @@ TEST_CASE("a non-finite ELBO stops training with an error naming the step") {
   opt.batch = 0;  // full batch: the NaN is seen at the first step
   CHECK_THROWS_WITH_AS(tr::train(*f.model, f.X, bad, opt, dkp::random::Stream(1)),
                        doctest::Contains("non-finite ELBO at step 0"), dkp::Error);
+}
+
+// ---- training/mc.hpp: samples split over threads ----
+
+TEST_CASE("sample_groups: min(T, S) groups of near-equal size, larger first") {
+  CHECK(tr::sample_groups(10, 1) == std::vector<size_t>{10});
+  CHECK(tr::sample_groups(10, 2) == std::vector<size_t>{5, 5});
+  CHECK(tr::sample_groups(10, 3) == std::vector<size_t>{4, 3, 3});
+  CHECK(tr::sample_groups(7, 4) == std::vector<size_t>{2, 2, 2, 1});
+  CHECK(tr::sample_groups(2, 8) == std::vector<size_t>{1, 1});
+  CHECK_THROWS_AS(tr::sample_groups(0, 2), dkp::ConfigError);
+  CHECK_THROWS_AS(tr::sample_groups(3, 0), dkp::ConfigError);
+}
+
+TEST_CASE("parallel_for runs every index and rethrows the lowest failing one") {
+  std::vector<int> seen(5, 0);
+  tr::parallel_for(5, [&](size_t g) { seen[g] = int(g) + 1; });
+  CHECK(seen == std::vector<int>{1, 2, 3, 4, 5});
+  std::vector<int> ran(4, 0);
+  CHECK_THROWS_WITH(tr::parallel_for(4,
+                                     [&](size_t g) {
+                                       ran[g] = 1;
+                                       if (g == 1 || g == 3)
+                                         throw dkp::Error("group " + std::to_string(g));
+                                     }),
+                    "group 1");
+  CHECK(ran == std::vector<int>{1, 1, 1, 1});
+}
+
+TEST_CASE("one thread is exactly a plain model.elbo call and its gradient") {
+  Fixture f;
+  dkp::random::Stream a(21), b(21);
+  const auto e = tr::elbo_gradient(*f.model, f.model->initial_parameters(), f.X, f.y, 40.0, 3, 0.6,
+                                   a, 1, true);
+  dkp::autodiff::Tape tape;
+  const auto vars = dkp::models::to_vars(tape, f.model->initial_parameters(), true);
+  const auto ref = f.model->elbo(vars, f.X, f.y, 40.0, 3, 0.6, b);
+  tape.backward(ref.elbo);
+  CHECK(e.elbo == ref.elbo.scalar());
+  CHECK(e.expected_loglik == ref.expected_loglik);
+  CHECK(e.kl == ref.kl);
+  REQUIRE(e.grad.size() == vars.size());
+  for (const auto& [name, v] : vars)
+    CHECK(arma::approx_equal(e.grad.at(name), v.grad(), "absdiff", 0.0));
+  CHECK(a == b);  // the caller's stream advanced as by the plain call
+}
+
+TEST_CASE("T threads: the sample-weighted combination of the groups' estimates and gradients") {
+  Fixture f;
+  const auto& params = f.model->initial_parameters();
+  const dkp::random::Stream noise(22);
+  dkp::random::Stream n1 = noise;
+  const auto e = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, 7, 0.6, n1, 3, true);
+  // By hand: groups of 3, 2, 2 samples on the child streams, weighted by 3/7, 2/7, 2/7.
+  const std::vector<size_t> sizes{3, 2, 2};
+  double elbo = 0.0, ell = 0.0, kl = 0.0;
+  dkp::models::ParamMap grad;
+  for (size_t g = 0; g < 3; ++g) {
+    dkp::random::Stream s = noise.child("sample-group", g);
+    dkp::autodiff::Tape tape;
+    const auto vars = dkp::models::to_vars(tape, params, true);
+    const auto r = f.model->elbo(vars, f.X, f.y, 40.0, sizes[g], 0.6, s);
+    tape.backward(r.elbo);
+    const double w = double(sizes[g]) / 7.0;
+    elbo += w * r.elbo.scalar();
+    ell += w * r.expected_loglik;
+    kl += w * r.kl;
+    for (const auto& [name, v] : vars) {
+      if (g == 0)
+        grad[name] = w * v.grad();
+      else
+        grad[name] += w * v.grad();
+    }
+  }
+  CHECK(e.elbo == doctest::Approx(elbo).epsilon(1e-14));
+  CHECK(e.expected_loglik == doctest::Approx(ell).epsilon(1e-14));
+  CHECK(e.kl == doctest::Approx(kl).epsilon(1e-14));
+  REQUIRE(e.grad.size() == grad.size());
+  for (const auto& [name, g] : grad)
+    CHECK(arma::approx_equal(e.grad.at(name), g, "reldiff", 1e-13));
+  // Reproducible whatever the scheduling.
+  dkp::random::Stream n2 = noise;
+  const auto again = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, 7, 0.6, n2, 3, true);
+  CHECK(again.elbo == e.elbo);
+  for (const auto& [name, g] : e.grad)
+    CHECK(arma::approx_equal(again.grad.at(name), g, "absdiff", 0.0));
+}
+
+TEST_CASE(
+    "the split estimate has the one-thread estimate's mean (200 draws each, 4 standard errors)") {
+  Fixture f;
+  const auto& params = f.model->initial_parameters();
+  arma::vec one(200), two(200);
+  for (size_t r = 0; r < 200; ++r) {
+    dkp::random::Stream a(1000 + r), b(5000 + r);
+    one[r] = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, 4, 1.0, a, 1, false).elbo;
+    two[r] = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, 4, 1.0, b, 2, false).elbo;
+  }
+  const double se = std::sqrt(arma::var(one) / 200.0 + arma::var(two) / 200.0);
+  CHECK(se > 0.0);
+  CHECK(std::abs(arma::mean(one) - arma::mean(two)) < 4.0 * se);
+}
+
+TEST_CASE("predictions split over threads are the groups' columns side by side") {
+  Fixture f;
+  const auto& params = f.model->initial_parameters();
+  const dkp::random::Stream rng(23);
+  dkp::random::Stream r1 = rng;
+  const auto p = tr::predict(*f.model, params, f.X.rows(0, 9), 5, r1, 2);
+  REQUIRE(p.mean.n_rows == 10);
+  REQUIRE(p.mean.n_cols == 5);
+  dkp::random::Stream g0 = rng.child("sample-group", 0), g1 = rng.child("sample-group", 1);
+  const auto a = f.model->predict(params, f.X.rows(0, 9), 3, g0);
+  const auto b = f.model->predict(params, f.X.rows(0, 9), 2, g1);
+  CHECK(arma::approx_equal(p.mean, arma::join_horiz(a.mean, b.mean), "absdiff", 0.0));
+  CHECK(arma::approx_equal(p.var, arma::join_horiz(a.var, b.var), "absdiff", 0.0));
+  dkp::random::Stream r2 = rng, r3 = rng;
+  const auto one = tr::predict(*f.model, params, f.X.rows(0, 9), 5, r2, 1);
+  const auto plain = f.model->predict(params, f.X.rows(0, 9), 5, r3);
+  CHECK(arma::approx_equal(one.mean, plain.mean, "absdiff", 0.0));
 }

@@ -1,0 +1,119 @@
+#include "training/mc.hpp"
+
+#include <cmath>
+#include <exception>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace dkp::training {
+
+std::vector<size_t> sample_groups(size_t samples, size_t threads) {
+  if (samples == 0) throw ConfigError("Monte Carlo evaluation needs at least one sample");
+  if (threads == 0) throw ConfigError("--threads must be at least 1");
+  const size_t n = std::min(samples, threads);
+  std::vector<size_t> sizes(n, samples / n);
+  for (size_t g = 0; g < samples % n; ++g) ++sizes[g];
+  return sizes;
+}
+
+void parallel_for(size_t n, const std::function<void(size_t)>& f) {
+  std::vector<std::exception_ptr> errors(n);
+  auto run = [&](size_t g) {
+    try {
+      f(g);
+    } catch (...) {
+      errors[g] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  workers.reserve(n > 0 ? n - 1 : 0);
+  for (size_t g = 1; g < n; ++g) workers.emplace_back(run, g);
+  if (n > 0) run(0);
+  for (std::thread& t : workers) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+namespace {
+
+ElboGradient one_group(const models::Model& model, const models::ParamMap& params,
+                       const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
+                       double kl_weight, random::Stream& noise, bool with_grad) {
+  autodiff::Tape tape;
+  const models::VarMap vars = models::to_vars(tape, params, with_grad);
+  const models::ElboEstimate e = model.elbo(vars, X, y, n_train, samples, kl_weight, noise);
+  ElboGradient out;
+  out.elbo = e.elbo.scalar();
+  out.expected_loglik = e.expected_loglik;
+  out.kl = e.kl;
+  if (with_grad && std::isfinite(out.elbo)) {
+    tape.backward(e.elbo);
+    for (const auto& [name, v] : vars) out.grad.emplace(name, v.grad());
+  }
+  return out;
+}
+
+}  // namespace
+
+ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& params,
+                           const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
+                           double kl_weight, random::Stream& noise, size_t threads,
+                           bool with_grad) {
+  const std::vector<size_t> sizes = sample_groups(samples, threads);
+  if (sizes.size() == 1)
+    return one_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
+  std::vector<ElboGradient> parts(sizes.size());
+  parallel_for(sizes.size(), [&](size_t g) {
+    random::Stream s = noise.child("sample-group", g);
+    parts[g] = one_group(model, params, X, y, n_train, sizes[g], kl_weight, s, with_grad);
+  });
+  ElboGradient out;
+  for (size_t g = 0; g < parts.size(); ++g) {
+    const double w = double(sizes[g]) / double(samples);
+    out.elbo += w * parts[g].elbo;
+    out.expected_loglik += w * parts[g].expected_loglik;
+    out.kl += w * parts[g].kl;
+    if (parts[g].grad.empty()) continue;  // non-finite ELBO: the caller stops on it
+    for (auto& [name, gr] : parts[g].grad) {
+      auto it = out.grad.find(name);
+      if (it == out.grad.end())
+        out.grad.emplace(name, w * gr);
+      else
+        it->second += w * gr;
+    }
+  }
+  if (!std::isfinite(out.elbo)) out.grad.clear();
+  return out;
+}
+
+models::Predictive predict(const models::Model& model, const models::ParamMap& params,
+                           const arma::mat& X, size_t samples, random::Stream& rng,
+                           size_t threads) {
+  const std::vector<size_t> sizes = sample_groups(samples, threads);
+  if (sizes.size() == 1) return model.predict(params, X, samples, rng);
+  std::vector<models::Predictive> parts(sizes.size());
+  parallel_for(sizes.size(), [&](size_t g) {
+    random::Stream s = rng.child("sample-group", g);
+    parts[g] = model.predict(params, X, sizes[g], s);
+  });
+  models::Predictive out;
+  out.mean.set_size(X.n_rows, samples);
+  out.var.set_size(X.n_rows, samples);
+  size_t col = 0;
+  for (size_t g = 0; g < parts.size(); ++g) {
+    if (parts[g].mean.n_rows != X.n_rows || parts[g].mean.n_cols != sizes[g] ||
+        parts[g].var.n_rows != X.n_rows || parts[g].var.n_cols != sizes[g]) {
+      throw Error(fmt::format("predict: group {} returned {}x{} means for {} points x {} samples",
+                              g, parts[g].mean.n_rows, parts[g].mean.n_cols, X.n_rows, sizes[g]));
+    }
+    out.mean.cols(col, col + sizes[g] - 1) = parts[g].mean;
+    out.var.cols(col, col + sizes[g] - 1) = parts[g].var;
+    col += sizes[g];
+  }
+  return out;
+}
+
+}  // namespace dkp::training

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "autodiff/ops_shape.hpp"
 #include "models/kmeans.hpp"
 #include "util/error.hpp"
 
@@ -118,9 +119,17 @@ layers::Marginals DsviDgp::propagate(const std::vector<layers::SvgpLayer::State>
     }
   }
   ad::Tape& tape = states.front().Z.tape();
-  Var F = tape.constant(arma::repmat(X, S, 1));
+  // Layer 0's input is X for every sample, so its marginals are computed once and tiled S times
+  // (the same numbers as on S stacked copies of X, for 1/S of the work).
+  Var F;
   for (size_t l = 0;; ++l) {
-    const layers::Marginals m = layers_[l].marginals(states[l], F);
+    layers::Marginals m;
+    if (l == 0) {
+      m = layers_[0].marginals(states[0], tape.constant(X));
+      if (S > 1) m = {ad::repmat(m.mean, S, 1), ad::repmat(m.var, S, 1)};
+    } else {
+      m = layers_[l].marginals(states[l], F);
+    }
     if (l + 1 == L) return m;
     // report eq. 3.10, with GPflow's sampling jitter
     F = ad::add(m.mean, ad::mul(ad::sqrt(ad::add_scalar(m.var, cfg_.jitter)),

@@ -117,8 +117,42 @@ Dwp::Shared Dwp::prepare(const VarMap& p) const {
   return sh;
 }
 
-Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
-                            random::Stream& rng, Trace* trace) const {
+Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t l, const Var& Fi,
+                                  const Var& Ft) const {
+  ad::Tape& tape = Fi.tape();
+  const arma::uword P = Fi.n_rows(), B = Ft.n_rows();
+  const double nu = double(width_);
+  LayerPrep k;
+  // SE kernel on Gram distances. Layer 1: G_0 = X X^T / nu_0, so the inputs are scaled by
+  // 1 / (sqrt(nu_0) l_d); deeper layers: G = F F^T, so the features are scaled by 1 / l.
+  Var log_ell = get(p, layer_key(l, "log_lengthscale"));
+  if (l == 1) log_ell = ad::add_scalar(log_ell, 0.5 * std::log(double(d0_)));
+  k.h = ad::exp(get(p, layer_key(l, "log_variance")));
+  const Var Fi_s = kernels::scale_columns(Fi, log_ell);
+  const Var Ft_s = kernels::scale_columns(Ft, log_ell);
+  k.Kii = ad::mul(k.h, kernels::se_unit_sym(Fi_s) + tape.constant(cfg_.jitter * arma::eye(P, P)));
+  k.Kit = ad::mul(k.h, kernels::se_unit(Fi_s, Ft_s));
+  if (l == cfg_.depth) return k;  // the output layer samples everything else
+
+  k.Lk = ad::cholesky(k.Kii, "dwp K_ii");
+  k.Lp = ad::scale(k.Lk, 1.0 / std::sqrt(nu));  // chol(K_ii / nu), the prior's scale
+  Var Psi = ad::mul(shared.kernel_weight[l - 1], k.Kii) + shared.v_term[l - 1];
+  if (cfg_.q_jitter > 0.0) {
+    Psi = Psi + tape.constant(cfg_.q_jitter * Psi.val().max() * arma::eye(P, P));
+  }
+  k.Lq = ad::cholesky(Psi, "dwp posterior scale Psi");
+  if (cfg_.posterior != DwpPosterior::Gw) k.A = ad::matmul(k.Lq, get(p, layer_key(l, "A_prime")));
+  // The train/test conditional (GW paper eqs. 40-44): mean k_ti K_ii^{-1} F_i = Ak^T L_K^{-1} F_i,
+  // Sigma_tt.i = (k_tt - k_ti K_ii^{-1} k_it) / nu with k_tt = h (SE diagonal).
+  k.Ak = ad::solve_lower(k.Lk, k.Kit);  // P x B
+  const Var schur = ad::mul(k.h, tape.constant(arma::ones(B, 1))) -
+                    ad::matmul(ad::square(k.Ak), tape.constant(arma::ones(P, 1)), true, false);
+  k.sd = ad::sqrt(ad::scale(schur, 1.0 / nu));
+  return k;
+}
+
+Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPrep& first,
+                            const Var& X, random::Stream& rng, Trace* trace) const {
   ad::Tape& tape = X.tape();
   Var Fi = get(p, "inducing_inputs");
   Var Ft = X;
@@ -127,35 +161,17 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
   const int nu_int = int(width_);
   Var logpq = tape.constant(0.0);
   for (size_t l = 1; l <= cfg_.depth; ++l) {
-    // SE kernel on Gram distances. Layer 1: G_0 = X X^T / nu_0, so the inputs are scaled by
-    // 1 / (sqrt(nu_0) l_d); deeper layers: G = F F^T, so the features are scaled by 1 / l.
-    Var log_ell = get(p, layer_key(l, "log_lengthscale"));
-    if (l == 1) log_ell = ad::add_scalar(log_ell, 0.5 * std::log(double(d0_)));
-    const Var h = ad::exp(get(p, layer_key(l, "log_variance")));
-    const Var Fi_s = kernels::scale_columns(Fi, log_ell);
-    const Var Ft_s = kernels::scale_columns(Ft, log_ell);
-    const Var Kii =
-        ad::mul(h, kernels::se_unit_sym(Fi_s) + tape.constant(cfg_.jitter * arma::eye(P, P)));
-    const Var Kit = ad::mul(h, kernels::se_unit(Fi_s, Ft_s));
-
+    const LayerPrep k = l == 1 ? first : prepare_layer(p, shared, l, Fi, Ft);
     if (l == cfg_.depth) {
-      layers::KernelBlocks k{Kii, Kit, ad::mul(h, tape.constant(arma::ones(B, 1)))};
+      layers::KernelBlocks kb{k.Kii, k.Kit, ad::mul(k.h, tape.constant(arma::ones(B, 1)))};
       layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
                             get(p, layer_key(l, "L_scale"))};
-      const layers::GigpOutput out = layers::gigp_forward(k, gp, rng);
+      const layers::GigpOutput out = layers::gigp_forward(kb, gp, rng);
       if (trace) trace->output_logpq = out.logpq.scalar();
       return {out.f_mean, out.f_var, logpq + out.logpq};
     }
 
     // ---- hidden Wishart layer l: Q(G_ii^l | G_ii^{l-1}) and P(G_ii^l | G_ii^{l-1}) ----
-    const Var Lk = ad::cholesky(Kii, "dwp K_ii");
-    const Var Lp = ad::scale(Lk, 1.0 / std::sqrt(nu));  // chol(K_ii / nu), the prior's scale
-    Var Psi = ad::mul(shared.kernel_weight[l - 1], Kii) + shared.v_term[l - 1];
-    if (cfg_.q_jitter > 0.0) {
-      Psi = Psi + tape.constant(cfg_.q_jitter * Psi.val().max() * arma::eye(P, P));
-    }
-    const Var Lq = ad::cholesky(Psi, "dwp posterior scale Psi");
-
     const dist::BartlettParams bp{
         ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_beta"))),
         get(p, layer_key(l, "mu")), ad::exp(get(p, layer_key(l, "log_sigma")))};
@@ -165,38 +181,30 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const Var& X,
     Var logq;
     switch (cfg_.posterior) {
       case DwpPosterior::Gw:
-        s = dist::gw_sample(Lq, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::gw_log_prob(s, Lq, nu_int, bq);
+        s = dist::gw_sample(k.Lq, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::gw_log_prob(s, k.Lq, nu_int, bq);
         break;
-      case DwpPosterior::Agw: {
-        const Var A = ad::matmul(Lq, get(p, layer_key(l, "A_prime")));
-        s = dist::agw_sample(A, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::agw_log_prob(s, A, nu_int, bq);
+      case DwpPosterior::Agw:
+        s = dist::agw_sample(k.A, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::agw_log_prob(s, k.A, nu_int, bq);
         break;
-      }
       case DwpPosterior::Abgw: {
-        const Var A = ad::matmul(Lq, get(p, layer_key(l, "A_prime")));
         const Var Bm = get(p, layer_key(l, "B"));
-        s = dist::abgw_sample(A, Bm, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::abgw_log_prob(s, A, Bm, nu_int, bq);
+        s = dist::abgw_sample(k.A, Bm, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::abgw_log_prob(s, k.A, Bm, nu_int, bq);
         break;
       }
     }
-    const Var logp = dist::wishart_log_prob_factor(s.F, Lp, nu);
+    const Var logp = dist::wishart_log_prob_factor(s.F, k.Lp, nu);
     const Var layer_logpq = logp - logq;
     logpq = logpq + layer_logpq;
 
     // ---- train/test features from the conditional prior (GW paper eqs. 40-44) ----
     const Var Fi_new =
         width_ > m_ ? ad::join_horiz(s.F, tape.constant(arma::zeros(P, width_ - m_))) : s.F;
-    const Var Ak = ad::solve_lower(Lk, Kit);  // L_K^{-1} K_it, P x B
-    const Var mean = ad::matmul(Ak, ad::solve_lower(Lk, Fi_new), true, false);  // B x nu
-    // Sigma_tt.i = (k_tt - k_ti K_ii^{-1} k_it) / nu with k_tt = h (SE diagonal).
-    const Var schur = ad::mul(h, tape.constant(arma::ones(B, 1))) -
-                      ad::matmul(ad::square(Ak), tape.constant(arma::ones(P, 1)), true, false);
-    const Var sd = ad::sqrt(ad::scale(schur, 1.0 / nu));
+    const Var mean = ad::matmul(k.Ak, ad::solve_lower(k.Lk, Fi_new), true, false);  // B x nu
     const Var Ft_new =
-        mean + ad::mul_each_col(tape.constant(random::normal_matrix(rng, B, width_)), sd);
+        mean + ad::mul_each_col(tape.constant(random::normal_matrix(rng, B, width_)), k.sd);
     Fi = Fi_new;
     Ft = Ft_new;
     if (trace) {
@@ -216,9 +224,10 @@ ElboEstimate Dwp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y, 
   const Var inv_s2 = ad::exp(ad::neg(log_s2));
   const double B = double(X.n_rows);
   const Shared shared = prepare(p);
+  const LayerPrep first = prepare_layer(p, shared, 1, get(p, "inducing_inputs"), Xv);
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
   for (size_t s = 0; s < samples; ++s) {
-    const SampleOut o = forward(p, shared, Xv, rng, nullptr);
+    const SampleOut o = forward(p, shared, first, Xv, rng, nullptr);
     ell_total = ell_total + gaussian_ell_sum(yv, o.f_mean, o.f_var, log_s2, inv_s2);
     logpq_total = logpq_total + o.logpq;
   }
@@ -234,15 +243,22 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
   ad::Tape shared_tape;  // constants only: no closures are recorded
   const VarMap shared_p = to_vars(shared_tape, params, false);
   const Shared shared = prepare(shared_p);
+  const LayerPrep first =
+      prepare_layer(shared_p, shared, 1, get(shared_p, "inducing_inputs"), shared_tape.constant(X));
   for (size_t s = 0; s < samples; ++s) {
+    // The shared values as constants on this sample's tape (freed with it).
     ad::Tape tape;
+    auto local = [&tape](const Var& v) { return v.valid() ? tape.constant(v.val()) : Var(); };
     const VarMap p = to_vars(tape, params, false);
-    Shared local;  // the shared values as constants on this sample's tape
+    Shared sh;
     for (size_t l = 0; l < shared.v_term.size(); ++l) {
-      local.kernel_weight.push_back(tape.constant(shared.kernel_weight[l].val()));
-      local.v_term.push_back(tape.constant(shared.v_term[l].val()));
+      sh.kernel_weight.push_back(local(shared.kernel_weight[l]));
+      sh.v_term.push_back(local(shared.v_term[l]));
     }
-    const SampleOut o = forward(p, local, tape.constant(X), rng, nullptr);
+    const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit),
+                      local(first.Lk), local(first.Lp),  local(first.Lq),
+                      local(first.A),  local(first.Ak),  local(first.sd)};
+    const SampleOut o = forward(p, sh, k, tape.constant(X), rng, nullptr);
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
   }
@@ -253,7 +269,9 @@ Dwp::Trace Dwp::trace(const ParamMap& params, const arma::mat& X, random::Stream
   Trace t;
   ad::Tape tape;
   const VarMap p = to_vars(tape, params, false);
-  forward(p, prepare(p), tape.constant(X), rng, &t);
+  const Shared shared = prepare(p);
+  const Var Xv = tape.constant(X);
+  forward(p, shared, prepare_layer(p, shared, 1, get(p, "inducing_inputs"), Xv), Xv, rng, &t);
   return t;
 }
 

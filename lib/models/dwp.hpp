@@ -110,8 +110,22 @@ class Dwp final : public Model {
     std::vector<autodiff::Var> v_term;         ///< q_l exp(v_scale_l) V_l V_l^T, P x P
   };
   Shared prepare(const VarMap& p) const;
-  SampleOut forward(const VarMap& p, const Shared& shared, const autodiff::Var& X,
-                    random::Stream& rng, Trace* trace) const;
+  /// What layer l computes from its inputs (F_i, F_t) before any sampling: the kernel blocks and,
+  /// for a hidden layer, the prior and posterior scales and the conditional's regression. Layer 1's
+  /// inputs are the data, so its part is the same for every sample: elbo and predict compute it
+  /// once per call (about 40% of a depth-2 step, 20% at depth 5).
+  struct LayerPrep {
+    autodiff::Var h, Kii, Kit;  ///< SE kernel: variance (1 x 1), P x P, P x B
+    autodiff::Var Lk, Lp;       ///< hidden layers: chol K_ii, chol(K_ii / nu) (the prior's scale)
+    autodiff::Var Lq;           ///< chol Psi, the posterior's scale
+    autodiff::Var A;            ///< A-GW / AB-GW: Lq A'
+    autodiff::Var Ak, sd;       ///< L_K^{-1} K_it (P x B), sqrt(Sigma_tt.i) (B x 1)
+  };
+  LayerPrep prepare_layer(const VarMap& p, const Shared& shared, size_t l, const autodiff::Var& Fi,
+                          const autodiff::Var& Ft) const;
+  /// One sample through every layer, layer 1's part given (prepare_layer(p, shared, 1, ...)).
+  SampleOut forward(const VarMap& p, const Shared& shared, const LayerPrep& first,
+                    const autodiff::Var& X, random::Stream& rng, Trace* trace) const;
 
   DwpConfig cfg_;
   size_t d0_ = 0, width_ = 0, m_ = 0;  // m = min(P, nu) Bartlett columns

@@ -121,12 +121,20 @@ GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arm
   return out;
 }
 
-GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stream& rng) {
-  const GigpPrepared g = gigp_prepare(k, p);
-  const arma::uword P = k.ii.n_rows(), W = p.v.n_cols();
+GigpOutput gigp_sample(const GigpPrepared& g, random::Stream& rng) {
+  const arma::uword P = g.Lk.n_rows(), W = g.a.n_cols();
   const arma::mat eps1 = random::normal_matrix(rng, P, W);
   const arma::mat eps2 = random::normal_matrix(rng, P, W);
   return gigp_finish(g, eps1, eps2);
+}
+
+GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stream& rng) {
+  return gigp_sample(gigp_prepare(k, p), rng);
+}
+
+GigpPrepared gigp_constants(ad::Tape& tape, const GigpPrepared& g) {
+  auto c = [&tape](const Var& v) { return tape.constant(v.val()); };
+  return {c(g.Lk), c(g.L), c(g.C), c(g.Lm), c(g.a), c(g.logpq), c(g.A), c(g.f_var)};
 }
 
 Var sample_outputs(const GigpOutput& out, const arma::mat& eps) {

@@ -78,6 +78,13 @@ GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var&
 /// the sum over the S samples of log p(u) - log q(u).
 GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1, const arma::mat& eps2);
 
+/// One sample of a prepared layer, eps1 and eps2 drawn from rng as gigp_forward draws them (so
+/// gigp_sample(gigp_prepare(k, p), rng) is gigp_forward(k, p, rng)).
+GigpOutput gigp_sample(const GigpPrepared& g, random::Stream& rng);
+
+/// g's values as constants on `tape` (prediction evaluates each sample on a tape of its own).
+GigpPrepared gigp_constants(autodiff::Tape& tape, const GigpPrepared& g);
+
 /// f = f_mean + sqrt(f_var) eps for given noise eps (the shape of f_mean).
 Var sample_outputs(const GigpOutput& out, const arma::mat& eps);
 

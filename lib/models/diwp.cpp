@@ -125,7 +125,8 @@ std::string Diwp::describe() const {
       cfg_.depth - 1, cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", cfg_.kernel, cfg_.inducing);
 }
 
-GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, random::Stream& rng) const {
+GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const layers::GigpPrepared*,
+                               random::Stream& rng) const {
   const auto [Fi, Ft] = input_features(p, X);
   IwLayerSample layer =
       diwp_input_layer(Fi, Ft, get(p, layer_key(1, "log_delta")), get(p, layer_key(1, "log_gamma")),

@@ -75,7 +75,8 @@ class Diwp final : public GramModel {
   std::string describe() const override;
 
  protected:
-  Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+                random::Stream& rng) const override;
 
  private:
   DiwpConfig dcfg_;

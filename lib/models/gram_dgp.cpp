@@ -10,17 +10,30 @@ namespace dkp::models {
 
 using autodiff::Var;
 
-GpLayerSample gram_dgp_hidden_layer(const kernels::GramBlocks& K, const Var& v, const Var& L_loc,
-                                    const Var& L_scale, random::Stream& rng) {
-  const arma::uword P = K.ii.n_rows();
+namespace {
+
+// Layer l's GIGP parameters, checked against the P inducing points.
+layers::GigpParams gigp_params(const Var& v, const Var& L_loc, const Var& L_scale, arma::uword P) {
   if (v.n_rows() != P || v.n_cols() < 1 || L_loc.n_rows() != P || L_loc.n_cols() != P) {
     throw Error(fmt::format("gram dgp hidden layer: v {}x{}, L_loc {}x{} with {} inducing points",
                             v.n_rows(), v.n_cols(), L_loc.n_rows(), L_loc.n_cols(), P));
   }
-  const layers::GigpOutput out =
-      layers::gigp_forward({K.ii, K.it, K.tt}, layers::GigpParams{v, L_loc, L_scale}, rng);
+  return {v, L_loc, L_scale};
+}
+
+// The features' Gram blocks of one sample of a hidden GP layer.
+GpLayerSample gram_dgp_layer_sample(const layers::GigpPrepared& g, random::Stream& rng) {
+  const layers::GigpOutput out = layers::gigp_sample(g, rng);
   const Var Ft = layers::sample_outputs(out, rng);
-  return {kernels::features_to_gram(out.u, Ft, double(v.n_cols())), out.logpq};
+  return {kernels::features_to_gram(out.u, Ft, double(out.u.n_cols())), out.logpq};
+}
+
+}  // namespace
+
+GpLayerSample gram_dgp_hidden_layer(const kernels::GramBlocks& K, const Var& v, const Var& L_loc,
+                                    const Var& L_scale, random::Stream& rng) {
+  const layers::GigpParams gp = gigp_params(v, L_loc, L_scale, K.ii.n_rows());
+  return gram_dgp_layer_sample(layers::gigp_prepare({K.ii, K.it, K.tt}, gp), rng);
 }
 
 GramDgp::GramDgp(const GramDgpConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
@@ -44,11 +57,31 @@ std::string GramDgp::describe() const {
       cfg_.inducing);
 }
 
-GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, random::Stream& rng) const {
+std::optional<layers::GigpPrepared> GramDgp::first_hidden(const VarMap& p, const Var& X) const {
+  if (cfg_.depth < 3) return std::nullopt;  // no hidden GP layer
   const auto [Fi, Ft] = input_features(p, X);
-  kernels::GramBlocks G = kernels::features_to_gram(Fi, Ft, double(d0_));
+  const kernels::GramBlocks K = kernel(p, 2, kernels::features_to_gram(Fi, Ft, double(d0_)));
+  const layers::GigpParams gp =
+      gigp_params(get(p, layer_key(2, "v")), get(p, layer_key(2, "L_loc")),
+                  get(p, layer_key(2, "L_scale")), K.ii.n_rows());
+  return layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
+}
+
+GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, const layers::GigpPrepared* first,
+                                  random::Stream& rng) const {
   Var logpq = X.tape().constant(0.0);
-  for (size_t l = 2; l < cfg_.depth; ++l) {
+  kernels::GramBlocks G;
+  size_t l = 2;
+  if (first) {  // layer 2 on K(G_1), prepared once for all samples
+    const GpLayerSample s = gram_dgp_layer_sample(*first, rng);
+    G = s.G;
+    logpq = logpq + s.logpq;
+    l = 3;
+  } else {
+    const auto [Fi, Ft] = input_features(p, X);
+    G = kernels::features_to_gram(Fi, Ft, double(d0_));
+  }
+  for (; l < cfg_.depth; ++l) {
     const GpLayerSample s =
         gram_dgp_hidden_layer(kernel(p, l, G), get(p, layer_key(l, "v")),
                               get(p, layer_key(l, "L_loc")), get(p, layer_key(l, "L_scale")), rng);

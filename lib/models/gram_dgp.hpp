@@ -55,7 +55,10 @@ class GramDgp final : public GramModel {
   size_t width() const { return width_; }
 
  protected:
-  Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+                random::Stream& rng) const override;
+  std::optional<layers::GigpPrepared> first_hidden(const VarMap& p,
+                                                   const autodiff::Var& X) const override;
 
  private:
   size_t width_ = 0;

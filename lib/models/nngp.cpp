@@ -62,17 +62,34 @@ kernels::GramBlocks GramModel::kernel(const VarMap& p, size_t l,
   return kernels::relu_gram(G, cfg_.jitter);
 }
 
-GramModel::SampleOut GramModel::output(const VarMap& p, const kernels::GramBlocks& K,
-                                       random::Stream& rng) const {
+layers::GigpPrepared GramModel::prepare_output(const VarMap& p,
+                                               const kernels::GramBlocks& K) const {
   const size_t l = cfg_.depth;
   const layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
                               get(p, layer_key(l, "L_scale"))};
-  const layers::GigpOutput out = layers::gigp_forward({K.ii, K.it, K.tt}, gp, rng);
+  return layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
+}
+
+namespace {
+GramModel::SampleOut sample_out(const layers::GigpOutput& out) {
   return {out.f_mean, out.f_var, out.logpq};
+}
+}  // namespace
+
+GramModel::SampleOut GramModel::output(const VarMap& p, const kernels::GramBlocks& K,
+                                       random::Stream& rng) const {
+  return sample_out(layers::gigp_sample(prepare_output(p, K), rng));
 }
 
 GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X, random::Stream& rng) const {
-  const Hidden h = hidden(p, X, rng);
+  const std::optional<layers::GigpPrepared> first = first_hidden(p, X);
+  return forward(p, X, first ? &*first : nullptr, rng);
+}
+
+GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X,
+                                        const layers::GigpPrepared* first,
+                                        random::Stream& rng) const {
+  const Hidden h = hidden(p, X, first, rng);
   SampleOut o = output(p, kernel(p, cfg_.depth, h.G), rng);
   o.logpq = o.logpq + h.logpq;
   return o;
@@ -88,20 +105,24 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
   const Var inv_s2 = ad::exp(ad::neg(log_s2));
   const double B = double(X.n_rows);
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
-  // Deterministic hidden layers: K(G_L) once, shared by the samples of the output layer.
+  // What every sample shares, computed once: with deterministic hidden layers, K(G_L) and the
+  // output layer's noise-free part (each sample draws only the output layer's noise); otherwise
+  // the first hidden layer's noise-free part when the model has one.
   std::optional<Hidden> shared;
-  kernels::GramBlocks K_shared;
+  std::optional<layers::GigpPrepared> out_shared, first;
   if (deterministic_hidden()) {
-    shared = hidden(p, Xv, rng);
-    K_shared = kernel(p, cfg_.depth, shared->G);
+    shared = hidden(p, Xv, nullptr, rng);
+    out_shared = prepare_output(p, kernel(p, cfg_.depth, shared->G));
+  } else {
+    first = first_hidden(p, Xv);
   }
   for (size_t s = 0; s < samples; ++s) {
     SampleOut o;
     if (shared) {
-      o = output(p, K_shared, rng);
+      o = sample_out(layers::gigp_sample(*out_shared, rng));
       o.logpq = o.logpq + shared->logpq;
     } else {
-      o = forward(p, Xv, rng);
+      o = forward(p, Xv, first ? &*first : nullptr, rng);
     }
     ell_total = ell_total + gaussian_ell_sum(yv, o.f_mean, o.f_var, log_s2, inv_s2);
     logpq_total = logpq_total + o.logpq;
@@ -115,23 +136,28 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
   pred.mean.set_size(X.n_rows, samples);
   pred.var.set_size(X.n_rows, samples);
   const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+  // The shared parts (as in elbo) on a tape of their own; each sample copies their values onto
+  // its tape, which is cleared after the sample (constants only: no closures are recorded).
+  ad::Tape shared_tape;
+  const VarMap sp = to_vars(shared_tape, params, false);
+  const Var Xs = shared_tape.constant(X);
+  std::optional<layers::GigpPrepared> out_shared, first;
+  if (deterministic_hidden())
+    out_shared = prepare_output(sp, kernel(sp, cfg_.depth, hidden(sp, Xs, nullptr, rng).G));
+  else
+    first = first_hidden(sp, Xs);
   ad::Tape tape;
-  // Deterministic hidden layers: the values of K(G_L) once; each sample draws the output layer.
-  arma::mat Kii, Kit, Ktt;
-  if (deterministic_hidden()) {
-    const VarMap p = to_vars(tape, params, false);
-    const kernels::GramBlocks K = kernel(p, cfg_.depth, hidden(p, tape.constant(X), rng).G);
-    Kii = K.ii.val();
-    Kit = K.it.val();
-    Ktt = K.tt.val();
-  }
   for (size_t s = 0; s < samples; ++s) {
-    tape.clear();  // constants only: no closures are recorded
-    const VarMap p = to_vars(tape, params, false);
-    const SampleOut o =
-        deterministic_hidden()
-            ? output(p, {tape.constant(Kii), tape.constant(Kit), tape.constant(Ktt)}, rng)
-            : forward(p, tape.constant(X), rng);
+    tape.clear();
+    SampleOut o;
+    if (out_shared) {
+      o = sample_out(layers::gigp_sample(layers::gigp_constants(tape, *out_shared), rng));
+    } else {
+      const VarMap p = to_vars(tape, params, false);
+      std::optional<layers::GigpPrepared> f;
+      if (first) f = layers::gigp_constants(tape, *first);
+      o = forward(p, tape.constant(X), f ? &*f : nullptr, rng);
+    }
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
   }
@@ -149,7 +175,8 @@ std::string Nngp::describe() const {
       cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", cfg_.inducing);
 }
 
-GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, random::Stream&) const {
+GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, const layers::GigpPrepared*,
+                               random::Stream&) const {
   const auto [Fi, Ft] = input_features(p, X);
   kernels::GramBlocks G = kernels::features_to_gram(Fi, Ft, double(d0_));
   // Infinite width: each hidden Gram matrix is its expectation K(G_{l-1}) (DKP paper eq. 53).

@@ -26,9 +26,11 @@
 //   likelihood.log_noise_var 1x1 log 1 (bayesfunc NormalLearnedScale, log sigma = 0)
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kernels/gram.hpp"
+#include "layers/gigp.hpp"
 #include "models/model.hpp"
 
 namespace dkp::models {
@@ -60,6 +62,8 @@ class GramModel : public Model {
   };
   /// One Monte Carlo sample of every layer: hidden(), then the output layer on K(G_L).
   SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const;
+  SampleOut forward(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+                    random::Stream& rng) const;
 
  protected:
   /// The last hidden Gram blocks G_L of one sample and the hidden layers' log p - log q.
@@ -67,7 +71,15 @@ class GramModel : public Model {
     kernels::GramBlocks G;
     autodiff::Var logpq;
   };
-  virtual Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const = 0;
+  /// `first`: first_hidden(p, X) when that gives one (computed once per elbo / predict call).
+  virtual Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+                        random::Stream& rng) const = 0;
+  /// The noise-free part of the first hidden layer when it is the same for every sample (a GP
+  /// layer on K(G_1), whose input is the data); none by default.
+  virtual std::optional<layers::GigpPrepared> first_hidden(const VarMap&,
+                                                           const autodiff::Var&) const {
+    return std::nullopt;
+  }
   /// True when hidden() is deterministic (NNGP): elbo and predict then compute K(G_L) once and
   /// draw only the output layer per sample.
   virtual bool deterministic_hidden() const { return false; }
@@ -84,6 +96,8 @@ class GramModel : public Model {
   /// The GIGP output layer (layer `depth`) on the kernel blocks K = K(G_L); logpq is its
   /// log p(u) - log q(u).
   SampleOut output(const VarMap& p, const kernels::GramBlocks& K, random::Stream& rng) const;
+  /// The output layer's noise-free part on K (what output() computes before drawing).
+  layers::GigpPrepared prepare_output(const VarMap& p, const kernels::GramBlocks& K) const;
 
   GramModelConfig cfg_;
   size_t d0_ = 0;
@@ -98,7 +112,8 @@ class Nngp final : public GramModel {
   std::string describe() const override;
 
  protected:
-  Hidden hidden(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const override;
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+                random::Stream& rng) const override;
   bool deterministic_hidden() const override { return true; }
 };
 

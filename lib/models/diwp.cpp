@@ -43,21 +43,27 @@ Var eye(ad::Tape& tape, arma::uword n) {
 
 }  // namespace
 
+Var diwp_v_term(const Var& V) {
+  if (V.n_rows() != V.n_cols()) {
+    throw Error(fmt::format("diwp: V is {}x{}, not square", V.n_rows(), V.n_cols()));
+  }
+  return ad::scale(ad::matmul(V, V, false, true), 1.0 / double(V.n_rows()));
+}
+
 IwLayerSample diwp_input_layer(const Var& Fi, const Var& Ft, const Var& log_delta,
-                               const Var& log_gamma, const Var& V, random::Stream& rng,
+                               const Var& log_gamma, const Var& v_term, random::Stream& rng,
                                dist::GammaMethod method) {
   ad::Tape& tape = Fi.tape();
   const arma::uword N0 = Fi.n_cols();
-  if (V.n_rows() != N0 || V.n_cols() != N0 || Ft.n_cols() != N0) {
-    throw Error(fmt::format("diwp input layer: features {}x{} and {}x{}, V {}x{} (need {} x {})",
-                            Fi.n_rows(), Fi.n_cols(), Ft.n_rows(), Ft.n_cols(), V.n_rows(),
-                            V.n_cols(), N0, N0));
+  if (v_term.n_rows() != N0 || v_term.n_cols() != N0 || Ft.n_cols() != N0) {
+    throw Error(fmt::format(
+        "diwp input layer: features {}x{} and {}x{}, V V^T {}x{} (need {} x {})", Fi.n_rows(),
+        Fi.n_cols(), Ft.n_rows(), Ft.n_cols(), v_term.n_rows(), v_term.n_cols(), N0, N0));
   }
   const double n0 = double(N0);
   const Var delta = ad::exp(log_delta), gamma = ad::exp(log_gamma);
   // Q(Omega) = IW(delta I + V V^T / N0, delta + gamma + N0 + 1)   (eq. 96)
-  const Var psi_q =
-      ad::mul(delta, eye(tape, N0)) + ad::scale(ad::matmul(V, V, false, true), 1.0 / n0);
+  const Var psi_q = ad::mul(delta, eye(tape, N0)) + v_term;
   const Var L_q = ad::cholesky(psi_q, "diwp input layer: delta I + V V^T / N0");
   const Var nu_q = ad::add_scalar(delta + gamma, n0 + 1.0);
   const dist::PsdSample s = dist::inverse_wishart_sample(L_q, nu_q, rng, method);
@@ -73,12 +79,12 @@ IwLayerSample diwp_input_layer(const Var& Fi, const Var& Ft, const Var& log_delt
 }
 
 IwLayerSample diwp_hidden_layer(const kernels::GramBlocks& K, const Var& log_delta,
-                                const Var& log_gamma, const Var& V, random::Stream& rng,
+                                const Var& log_gamma, const Var& v_term, random::Stream& rng,
                                 dist::GammaMethod method, bool reference_batch_dof) {
   const arma::uword P = K.ii.n_rows(), B = K.tt.n_rows();
-  if (V.n_rows() != P || V.n_cols() != P) {
-    throw Error(
-        fmt::format("diwp hidden layer: V is {}x{}, need {} x {}", V.n_rows(), V.n_cols(), P, P));
+  if (v_term.n_rows() != P || v_term.n_cols() != P) {
+    throw Error(fmt::format("diwp hidden layer: V V^T is {}x{}, need {} x {}", v_term.n_rows(),
+                            v_term.n_cols(), P, P));
   }
   const double p = double(P);
   const Var delta = ad::exp(log_delta), gamma = ad::exp(log_gamma);
@@ -89,7 +95,7 @@ IwLayerSample diwp_hidden_layer(const kernels::GramBlocks& K, const Var& log_del
   const Var logdet_psi_p = ad::scale(log_delta, p) + ad::logdet_chol(L_k);
   const Var nu_p = ad::add_scalar(delta, p + 1.0);
   // Q = IW(delta K_ii + V V^T / P, delta + gamma + P + 1)   (eq. 21)
-  const Var psi_q = ad::mul(delta, K.ii) + ad::scale(ad::matmul(V, V, false, true), 1.0 / p);
+  const Var psi_q = ad::mul(delta, K.ii) + v_term;
   const Var L_q = ad::cholesky(psi_q, "diwp hidden layer: delta K_ii + V V^T / P");
   const Var nu_q = ad::add_scalar(delta + gamma, p + 1.0);
   const dist::PsdSample s = dist::inverse_wishart_sample(L_q, nu_q, rng, method);
@@ -125,16 +131,25 @@ std::string Diwp::describe() const {
       cfg_.depth - 1, cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", cfg_.kernel, cfg_.inducing);
 }
 
-GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const layers::GigpPrepared*,
+GramModel::HiddenShared Diwp::hidden_shared(const VarMap& p, const Var&) const {
+  HiddenShared shared;
+  for (size_t l = 1; l < cfg_.depth; ++l)
+    shared.v_terms.push_back(diwp_v_term(get(p, layer_key(l, "V"))));
+  return shared;
+}
+
+GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const HiddenShared& shared,
                                random::Stream& rng) const {
+  if (shared.v_terms.size() + 1 != cfg_.depth)
+    throw Error("diwp: hidden() needs hidden_shared()'s V V^T terms");
   const auto [Fi, Ft] = input_features(p, X);
   IwLayerSample layer =
       diwp_input_layer(Fi, Ft, get(p, layer_key(1, "log_delta")), get(p, layer_key(1, "log_gamma")),
-                       get(p, layer_key(1, "V")), rng, dcfg_.gamma_method);
+                       shared.v_terms[0], rng, dcfg_.gamma_method);
   Var logpq = layer.log_p - layer.log_q;
   for (size_t l = 2; l < cfg_.depth; ++l) {
     layer = diwp_hidden_layer(kernel(p, l, layer.G), get(p, layer_key(l, "log_delta")),
-                              get(p, layer_key(l, "log_gamma")), get(p, layer_key(l, "V")), rng,
+                              get(p, layer_key(l, "log_gamma")), shared.v_terms[l - 1], rng,
                               dcfg_.gamma_method, dcfg_.reference_batch_dof);
     logpq = logpq + layer.log_p - layer.log_q;
   }

@@ -55,16 +55,21 @@ struct IwLayerSample {
   autodiff::Var log_q;  ///< log Q of the same sample
 };
 
-/// Layer 1: Omega ~ Q, G_1 = X' Omega X'^T / N0 for inducing (Fi) and train/test (Ft) features.
+/// V V^T / n for an n x n V: the posterior's addition to the IW scale (the same for every sample,
+/// so computed once per ELBO / prediction call and passed to the layers below).
+autodiff::Var diwp_v_term(const autodiff::Var& V);
+
+/// Layer 1: Omega ~ Q, G_1 = X' Omega X'^T / N0 for inducing (Fi) and train/test (Ft) features;
+/// v_term = diwp_v_term(V_1) (N0 x N0).
 IwLayerSample diwp_input_layer(const autodiff::Var& Fi, const autodiff::Var& Ft,
                                const autodiff::Var& log_delta, const autodiff::Var& log_gamma,
-                               const autodiff::Var& V, random::Stream& rng,
+                               const autodiff::Var& v_term, random::Stream& rng,
                                distributions::GammaMethod method);
 
 /// A hidden layer: G_ii ~ Q(. | K_ii), train/test blocks from the conditional prior given G_ii.
-/// K carries the kernel blocks K(G_{l-1}) (jitter included).
+/// K carries the kernel blocks K(G_{l-1}) (jitter included); v_term = diwp_v_term(V_l) (P x P).
 IwLayerSample diwp_hidden_layer(const kernels::GramBlocks& K, const autodiff::Var& log_delta,
-                                const autodiff::Var& log_gamma, const autodiff::Var& V,
+                                const autodiff::Var& log_gamma, const autodiff::Var& v_term,
                                 random::Stream& rng, distributions::GammaMethod method,
                                 bool reference_batch_dof);
 
@@ -75,8 +80,9 @@ class Diwp final : public GramModel {
   std::string describe() const override;
 
  protected:
-  Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, const HiddenShared& shared,
                 random::Stream& rng) const override;
+  HiddenShared hidden_shared(const VarMap& p, const autodiff::Var& X) const override;
 
  private:
   DiwpConfig dcfg_;

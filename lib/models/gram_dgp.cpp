@@ -57,23 +57,25 @@ std::string GramDgp::describe() const {
       cfg_.inducing);
 }
 
-std::optional<layers::GigpPrepared> GramDgp::first_hidden(const VarMap& p, const Var& X) const {
-  if (cfg_.depth < 3) return std::nullopt;  // no hidden GP layer
+GramModel::HiddenShared GramDgp::hidden_shared(const VarMap& p, const Var& X) const {
+  if (cfg_.depth < 3) return {};  // no hidden GP layer
   const auto [Fi, Ft] = input_features(p, X);
   const kernels::GramBlocks K = kernel(p, 2, kernels::features_to_gram(Fi, Ft, double(d0_)));
   const layers::GigpParams gp =
       gigp_params(get(p, layer_key(2, "v")), get(p, layer_key(2, "L_loc")),
                   get(p, layer_key(2, "L_scale")), K.ii.n_rows());
-  return layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
+  HiddenShared shared;
+  shared.first = layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
+  return shared;
 }
 
-GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, const layers::GigpPrepared* first,
+GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, const HiddenShared& shared,
                                   random::Stream& rng) const {
   Var logpq = X.tape().constant(0.0);
   kernels::GramBlocks G;
   size_t l = 2;
-  if (first) {  // layer 2 on K(G_1), prepared once for all samples
-    const GpLayerSample s = gram_dgp_layer_sample(*first, rng);
+  if (shared.first) {  // layer 2 on K(G_1), prepared once for all samples
+    const GpLayerSample s = gram_dgp_layer_sample(*shared.first, rng);
     G = s.G;
     logpq = logpq + s.logpq;
     l = 3;

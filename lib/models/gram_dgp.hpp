@@ -55,10 +55,9 @@ class GramDgp final : public GramModel {
   size_t width() const { return width_; }
 
  protected:
-  Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, const HiddenShared& shared,
                 random::Stream& rng) const override;
-  std::optional<layers::GigpPrepared> first_hidden(const VarMap& p,
-                                                   const autodiff::Var& X) const override;
+  HiddenShared hidden_shared(const VarMap& p, const autodiff::Var& X) const override;
 
  private:
   size_t width_ = 0;

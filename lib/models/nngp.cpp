@@ -82,14 +82,12 @@ GramModel::SampleOut GramModel::output(const VarMap& p, const kernels::GramBlock
 }
 
 GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X, random::Stream& rng) const {
-  const std::optional<layers::GigpPrepared> first = first_hidden(p, X);
-  return forward(p, X, first ? &*first : nullptr, rng);
+  return forward(p, X, hidden_shared(p, X), rng);
 }
 
-GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X,
-                                        const layers::GigpPrepared* first,
+GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X, const HiddenShared& shared,
                                         random::Stream& rng) const {
-  const Hidden h = hidden(p, X, first, rng);
+  const Hidden h = hidden(p, X, shared, rng);
   SampleOut o = output(p, kernel(p, cfg_.depth, h.G), rng);
   o.logpq = o.logpq + h.logpq;
   return o;
@@ -107,14 +105,15 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
   // What every sample shares, computed once: with deterministic hidden layers, K(G_L) and the
   // output layer's noise-free part (each sample draws only the output layer's noise); otherwise
-  // the first hidden layer's noise-free part when the model has one.
+  // the hidden layers' sample-independent parts (hidden_shared).
   std::optional<Hidden> shared;
-  std::optional<layers::GigpPrepared> out_shared, first;
+  std::optional<layers::GigpPrepared> out_shared;
+  HiddenShared hs;
   if (deterministic_hidden()) {
-    shared = hidden(p, Xv, nullptr, rng);
+    shared = hidden(p, Xv, hs, rng);
     out_shared = prepare_output(p, kernel(p, cfg_.depth, shared->G));
   } else {
-    first = first_hidden(p, Xv);
+    hs = hidden_shared(p, Xv);
   }
   for (size_t s = 0; s < samples; ++s) {
     SampleOut o;
@@ -122,7 +121,7 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
       o = sample_out(layers::gigp_sample(*out_shared, rng));
       o.logpq = o.logpq + shared->logpq;
     } else {
-      o = forward(p, Xv, first ? &*first : nullptr, rng);
+      o = forward(p, Xv, hs, rng);
     }
     ell_total = ell_total + gaussian_ell_sum(yv, o.f_mean, o.f_var, log_s2, inv_s2);
     logpq_total = logpq_total + o.logpq;
@@ -141,11 +140,12 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
   ad::Tape shared_tape;
   const VarMap sp = to_vars(shared_tape, params, false);
   const Var Xs = shared_tape.constant(X);
-  std::optional<layers::GigpPrepared> out_shared, first;
+  std::optional<layers::GigpPrepared> out_shared;
+  HiddenShared hs;
   if (deterministic_hidden())
-    out_shared = prepare_output(sp, kernel(sp, cfg_.depth, hidden(sp, Xs, nullptr, rng).G));
+    out_shared = prepare_output(sp, kernel(sp, cfg_.depth, hidden(sp, Xs, hs, rng).G));
   else
-    first = first_hidden(sp, Xs);
+    hs = hidden_shared(sp, Xs);
   ad::Tape tape;
   for (size_t s = 0; s < samples; ++s) {
     tape.clear();
@@ -154,9 +154,10 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
       o = sample_out(layers::gigp_sample(layers::gigp_constants(tape, *out_shared), rng));
     } else {
       const VarMap p = to_vars(tape, params, false);
-      std::optional<layers::GigpPrepared> f;
-      if (first) f = layers::gigp_constants(tape, *first);
-      o = forward(p, tape.constant(X), f ? &*f : nullptr, rng);
+      HiddenShared local;
+      if (hs.first) local.first = layers::gigp_constants(tape, *hs.first);
+      for (const Var& v : hs.v_terms) local.v_terms.push_back(tape.constant(v.val()));
+      o = forward(p, tape.constant(X), local, rng);
     }
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
@@ -175,7 +176,7 @@ std::string Nngp::describe() const {
       cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", cfg_.inducing);
 }
 
-GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, const layers::GigpPrepared*,
+GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, const HiddenShared&,
                                random::Stream&) const {
   const auto [Fi, Ft] = input_features(p, X);
   kernels::GramBlocks G = kernels::features_to_gram(Fi, Ft, double(d0_));

@@ -28,6 +28,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/gram.hpp"
 #include "layers/gigp.hpp"
@@ -60,9 +61,18 @@ class GramModel : public Model {
     autodiff::Var f_mean, f_var;  ///< B x 1 each
     autodiff::Var logpq;          ///< 1 x 1, log p - log q of all layers at the sample
   };
+  /// What every sample's hidden layers share, computed once per elbo / predict call from the
+  /// parameters and the data (hidden_shared()).
+  struct HiddenShared {
+    /// Gram DGP: the first hidden GP layer's noise-free part (a GP layer on K(G_1), whose input
+    /// is the data).
+    std::optional<layers::GigpPrepared> first;
+    /// DIWP: V_l V_l^T / n_l of every inverse Wishart layer (l = 1..L; a P^3 product each).
+    std::vector<autodiff::Var> v_terms;
+  };
   /// One Monte Carlo sample of every layer: hidden(), then the output layer on K(G_L).
   SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const;
-  SampleOut forward(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+  SampleOut forward(const VarMap& p, const autodiff::Var& X, const HiddenShared& shared,
                     random::Stream& rng) const;
 
  protected:
@@ -71,15 +81,11 @@ class GramModel : public Model {
     kernels::GramBlocks G;
     autodiff::Var logpq;
   };
-  /// `first`: first_hidden(p, X) when that gives one (computed once per elbo / predict call).
-  virtual Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+  /// `shared`: hidden_shared(p, X), computed once per elbo / predict call.
+  virtual Hidden hidden(const VarMap& p, const autodiff::Var& X, const HiddenShared& shared,
                         random::Stream& rng) const = 0;
-  /// The noise-free part of the first hidden layer when it is the same for every sample (a GP
-  /// layer on K(G_1), whose input is the data); none by default.
-  virtual std::optional<layers::GigpPrepared> first_hidden(const VarMap&,
-                                                           const autodiff::Var&) const {
-    return std::nullopt;
-  }
+  /// The sample-independent parts of hidden(); none by default.
+  virtual HiddenShared hidden_shared(const VarMap&, const autodiff::Var&) const { return {}; }
   /// True when hidden() is deterministic (NNGP): elbo and predict then compute K(G_L) once and
   /// draw only the output layer per sample.
   virtual bool deterministic_hidden() const { return false; }
@@ -112,7 +118,7 @@ class Nngp final : public GramModel {
   std::string describe() const override;
 
  protected:
-  Hidden hidden(const VarMap& p, const autodiff::Var& X, const layers::GigpPrepared* first,
+  Hidden hidden(const VarMap& p, const autodiff::Var& X, const HiddenShared& shared,
                 random::Stream& rng) const override;
   bool deterministic_hidden() const override { return true; }
 };

@@ -126,7 +126,7 @@ TEST_CASE("DIWP layers: log P of the Q sample equals the inverse-Wishart density
     const arma::mat V = dkp::random::normal_matrix(s, P, P);
     dkp::random::Stream noise(3);
     const auto out = dm::diwp_hidden_layer(K, tape.constant(log_delta), tape.constant(log_gamma),
-                                           tape.constant(V), noise,
+                                           dm::diwp_v_term(tape.constant(V)), noise,
                                            dkp::distributions::GammaMethod::Rejection, false);
     const double delta = std::exp(log_delta);
     const arma::mat L_p = std::sqrt(delta) * arma::chol(K.ii.val(), "lower");
@@ -152,10 +152,10 @@ TEST_CASE("DIWP layers: log P of the Q sample equals the inverse-Wishart density
     const arma::mat V = dkp::random::normal_matrix(s, N0, N0);
     const arma::mat Xt = dkp::random::normal_matrix(s, B, N0);
     dkp::random::Stream noise(4);
-    const auto out =
-        dm::diwp_input_layer(tape.constant(arma::eye(N0, N0)), tape.constant(Xt),
-                             tape.constant(log_delta), tape.constant(log_gamma), tape.constant(V),
-                             noise, dkp::distributions::GammaMethod::Rejection);
+    const auto out = dm::diwp_input_layer(tape.constant(arma::eye(N0, N0)), tape.constant(Xt),
+                                          tape.constant(log_delta), tape.constant(log_gamma),
+                                          dm::diwp_v_term(tape.constant(V)), noise,
+                                          dkp::distributions::GammaMethod::Rejection);
     const arma::mat Omega = double(N0) * out.G.ii.val();  // G_ii = I Omega I / N0
     const double delta = std::exp(log_delta);
     const double direct =

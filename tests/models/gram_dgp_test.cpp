@@ -30,6 +30,17 @@ dm::GramDgpConfig tiny_config(size_t depth, const std::string& kernel, size_t in
   return cfg;
 }
 
+// A factory spec of a relu Gram model ("dgp" means the global-inducing Gram DGP).
+dm::ModelSpec relu_spec(const char* model, size_t depth, size_t inducing) {
+  dm::ModelSpec spec;
+  spec.model = model;
+  spec.inference = "global-inducing";
+  spec.kernel = "relu";
+  spec.depth = depth;
+  spec.inducing = inducing;
+  return spec;
+}
+
 }  // namespace
 
 TEST_CASE("Gram DGP ELBO gradients match finite differences for every parameter") {
@@ -128,12 +139,7 @@ TEST_CASE("Gram DGP predictions: one column per sample, finite, positive varianc
   const Tiny data = tiny_data(30, 3, 1);
   for (size_t depth : {2, 3}) {
     CAPTURE(depth);
-    dm::ModelSpec spec;
-    spec.model = "dgp";
-    spec.inference = "global-inducing";
-    spec.kernel = "relu";
-    spec.depth = depth;
-    spec.inducing = 10;
+    const dm::ModelSpec spec = relu_spec("dgp", depth, 10);
     dkp::random::Stream init(3);
     const auto model = dm::make_model(spec, data.X, data.y, init);
     CHECK(model->describe().find("Gram kernels") != std::string::npos);
@@ -183,12 +189,7 @@ TEST_CASE(
     for (size_t depth : {1, 2, 3}) {
       CAPTURE(model);
       CAPTURE(depth);
-      dm::ModelSpec spec;
-      spec.model = model;
-      spec.inference = "global-inducing";
-      spec.kernel = "relu";
-      spec.depth = depth;
-      spec.inducing = 6;
+      const dm::ModelSpec spec = relu_spec(model, depth, 6);
       dkp::random::Stream init(5);
       const auto m = dm::make_model(spec, data.X, data.y, init);
       const auto* gm = dynamic_cast<const dm::GramModel*>(m.get());

@@ -55,6 +55,9 @@ po::options_description run_options() {
     ("diwp-dof", po::value<std::string>()->default_value("point"),
      "diwp: dof of each train/test point's conditional: point (delta + P + 2, appendix I) | "
      "batch (delta + P + B + 1, B the batch size, as bayesfunc)")
+    ("stl", po::value<std::string>()->default_value("on"),
+     "dwp: sticking the landing for the Bartlett parameters (alpha, beta, mu, sigma) in log Q, "
+     "as the GW paper's appendix F: on | off")
     ("steps", po::value<long>()->default_value(20000), "Adam steps")
     ("lr-schedule", po::value<std::string>()->default_value("0:0.01,10000:0.001"),
      "learning rates as step:lr pairs")
@@ -180,6 +183,11 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.kernel = vm["kernel"].as<std::string>();
   spec.delta_init = vm["delta-init"].as<double>();
   spec.diwp_dof = vm["diwp-dof"].as<std::string>();
+  const std::string stl = vm["stl"].as<std::string>();
+  if (stl != "on" && stl != "off") {
+    throw ConfigError(fmt::format("--stl must be on or off, not '{}'", stl));
+  }
+  spec.stl = stl == "on";
   auto& p = spec.protocol;
   p.steps = positive("steps");
   p.lr_schedule = vm.count("lr")
@@ -267,6 +275,7 @@ int cmd_run(const std::vector<std::string>& args) {
                           spec.kernel, width,          size_t(p.inducing)};
   mspec.delta_init = spec.delta_init;
   mspec.diwp_batch_dof = spec.diwp_dof == "batch";
+  mspec.sticking_the_landing = spec.stl;
   const auto model = models::make_model(mspec, split.X_train, split.y_train, init);
   spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
                split.X_train.n_rows, split.X_test.n_rows, model->describe());

@@ -190,6 +190,7 @@ std::string RunSpec::canonical() const {
   // The DIWP options only when set: every grid cell keeps its hash.
   if (delta_init != 1.0) c += fmt::format("delta_init={}\n", delta_init);
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
+  if (!stl) c += "stl=off\n";
   return c;
 }
 
@@ -228,6 +229,7 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
   if (delta_init != 1.0) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
+  if (!stl) a.insert(a.end(), {"--stl", "off"});
   a.insert(a.end(), {"--seed", std::to_string(p.seed)});
   a.insert(a.end(), extra.begin(), extra.end());
   a.insert(a.end(), {"--out", run_dir(results_root).string(), "--quiet"});
@@ -291,6 +293,10 @@ void validate_run_spec(const RunSpec& s) {
   if (s.model != "diwp" && (s.delta_init != 1.0 || s.diwp_dof != "point")) {
     throw ConfigError(
         fmt::format("model {} takes no DIWP options (delta init, dof); only diwp does", s.model));
+  }
+  if (s.model != "dwp" && !s.stl) {
+    throw ConfigError(
+        fmt::format("model {} has no sticking-the-landing option (--stl); only dwp does", s.model));
   }
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));

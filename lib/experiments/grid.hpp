@@ -95,6 +95,9 @@ struct RunSpec {
   /// their hash.
   double delta_init = 1.0;         ///< --delta-init
   std::string diwp_dof = "point";  ///< --diwp-dof point | batch
+  /// DWP option of `dkp run`, joining the hash the same way: false drops sticking the landing
+  /// (--stl off).
+  bool stl = true;
 
   /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
   std::string canonical() const;

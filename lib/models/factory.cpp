@@ -86,6 +86,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.width = spec.width;
     cfg.inducing = spec.inducing;
     cfg.posterior = parse_dwp_posterior(spec.posterior);  // empty -> gw
+    cfg.sticking_the_landing = spec.sticking_the_landing;
     return std::make_unique<Dwp>(cfg, X_train, y_train, init);
   }
   if (spec.model == "nngp" || spec.model == "diwp") {

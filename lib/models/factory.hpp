@@ -21,6 +21,8 @@ struct ModelSpec {
   /// diwp: train/test points' dof delta + P + B + 1 with B the batch size, as bayesfunc does
   /// (DiwpConfig::reference_batch_dof), instead of delta + P + 2.
   bool diwp_batch_dof = false;
+  /// dwp: sticking the landing for the Bartlett parameters (DwpConfig::sticking_the_landing).
+  bool sticking_the_landing = true;
 };
 
 /// Builds and initialises the model from the standardised training data. Models that have not

@@ -193,6 +193,17 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   w.delta_init = 100.0;
   CHECK(w.hash() != s.hash());
   CHECK(w.canonical().rfind("delta_init=100\n") == w.canonical().size() - 15);
+  RunSpec x = s;
+  x.stl = false;
+  CHECK(x.hash() != s.hash());
+  CHECK(x.hash() != w.hash());
+  CHECK(x.canonical().rfind("stl=off\n") == x.canonical().size() - 8);
+  const auto xargs = x.run_args("results/runs", {});
+  const auto at = std::find(xargs.begin(), xargs.end(), "--stl");
+  REQUIRE(at != xargs.end());
+  CHECK(*(at + 1) == "off");
+  const auto sargs = s.run_args("results/runs", {});
+  CHECK(std::find(sargs.begin(), sargs.end(), "--stl") == sargs.end());
 
   // Pinned: changing the canonical form orphans every stored result, so it must be deliberate.
   RunSpec g;
@@ -300,6 +311,13 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad = s;
   bad.protocol.kl_anneal = 1000000;
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
+  bad = s;
+  bad.stl = false;  // sticking the landing is a DWP option
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("only dwp"), dkp::ConfigError);
+  bad.model = "dwp";
+  bad.inference = "";
+  bad.posterior = "agw";
+  CHECK_NOTHROW(validate_run_spec(bad));
   bad = s;
   bad.model = "nonsense";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("unknown model"),

@@ -103,10 +103,9 @@ namespace {
 
 // log Q for AB-GW at the parts; B_lower is the (already masked) lower-triangular B, or an
 // invalid Var for the A-GW (B = I).
-Var abgw_log_prob_parts(const PsdSample& sample, const Var& A, const Var* B_lower, int nu,
-                        const BartlettParams& p, const char* where) {
-  const arma::uword P = A.n_rows();
-  check_square(A, P, "A", where);
+// logdet_a is log|det A| for the P x P matrix A.
+Var abgw_log_prob_parts(const PsdSample& sample, arma::uword P, const Var& logdet_a,
+                        const Var* B_lower, int nu, const BartlettParams& p, const char* where) {
   const arma::uword m = gw_columns(P, nu, p.alpha, where);
   const BartlettFactor& f = sample.bartlett;
   if (f.T.n_rows() != P || f.T.n_cols() != m || sample.F.n_rows() != P || sample.F.n_cols() != m) {
@@ -125,7 +124,6 @@ Var abgw_log_prob_parts(const PsdSample& sample, const Var& A, const Var* B_lowe
     for (arma::uword j = 0; j < m; ++j) w[j] = -2.0 * static_cast<double>(P - j);
     lp = ad::add(lp, weighted_log_abs_diag(*B_lower, w));
   }
-  Var logdet_a = log_abs_det(A);
   if (m == P) {
     // (nu - P - 1)/2 * 2 log|det A| - nu log|det A|
     return ad::add(lp, ad::scale(logdet_a, -(Pd + 1.0)));
@@ -163,13 +161,72 @@ PsdSample abgw_sample(const Var& A, const Var& B, int nu, const BartlettParams& 
 }
 
 Var agw_log_prob(const PsdSample& sample, const Var& A, int nu, const BartlettParams& p) {
-  return abgw_log_prob_parts(sample, A, nullptr, nu, p, "agw_log_prob");
+  check_square(A, A.n_rows(), "A", "agw_log_prob");
+  return abgw_log_prob_parts(sample, A.n_rows(), log_abs_det(A), nullptr, nu, p, "agw_log_prob");
 }
 
 Var abgw_log_prob(const PsdSample& sample, const Var& A, const Var& B, int nu,
                   const BartlettParams& p) {
+  check_square(A, A.n_rows(), "A", "abgw_log_prob");
   Var Bl = ad::tril(B);
-  return abgw_log_prob_parts(sample, A, &Bl, nu, p, "abgw_log_prob");
+  return abgw_log_prob_parts(sample, A.n_rows(), log_abs_det(A), &Bl, nu, p, "abgw_log_prob");
+}
+
+// ---- the factored forms A = L A' ----------------------------------------------------------------
+
+FactoredA factor_a(const Var& L, const Var& A_prime) {
+  const arma::uword P = A_prime.n_rows();
+  check_square(A_prime, P, "A'", "factor_a");
+  check_square(L, P, "L", "factor_a");
+  return {L, A_prime, log_abs_det(A_prime)};
+}
+
+namespace {
+
+// L (A' X) with L lower triangular: two products of P^2 cols flops each.
+Var apply_factored(const FactoredA& A, const Var& X) {
+  return ad::matmul(ad::tril(A.L), ad::matmul(A.A_prime, X));
+}
+
+// log|det A| = sum_j log|L_jj| + log|det A'|.
+Var factored_logdet(const FactoredA& A) {
+  return ad::add(weighted_log_abs_diag(A.L, arma::vec(A.L.n_rows(), arma::fill::ones)),
+                 A.log_abs_det_A_prime);
+}
+
+}  // namespace
+
+PsdSample agw_sample(const FactoredA& A, int nu, const BartlettParams& p, random::Stream& s,
+                     GammaMethod method) {
+  const arma::uword P = A.A_prime.n_rows();
+  gw_columns(P, nu, p.alpha, "agw_sample");
+  BartlettFactor bf = bartlett_sample(P, p, s, method);
+  Var F = apply_factored(A, bf.T);
+  Var G = ad::matmul(F, F, false, true);
+  return {G, F, bf};
+}
+
+PsdSample abgw_sample(const FactoredA& A, const Var& B, int nu, const BartlettParams& p,
+                      random::Stream& s, GammaMethod method) {
+  const arma::uword P = A.A_prime.n_rows();
+  const arma::uword m = gw_columns(P, nu, p.alpha, "abgw_sample");
+  check_square(B, m, "B", "abgw_sample");
+  BartlettFactor bf = bartlett_sample(P, p, s, method);
+  Var F = apply_factored(A, ad::matmul(bf.T, ad::tril(B)));
+  Var G = ad::matmul(F, F, false, true);
+  return {G, F, bf};
+}
+
+Var agw_log_prob(const PsdSample& sample, const FactoredA& A, int nu, const BartlettParams& p) {
+  return abgw_log_prob_parts(sample, A.A_prime.n_rows(), factored_logdet(A), nullptr, nu, p,
+                             "agw_log_prob");
+}
+
+Var abgw_log_prob(const PsdSample& sample, const FactoredA& A, const Var& B, int nu,
+                  const BartlettParams& p) {
+  Var Bl = ad::tril(B);
+  return abgw_log_prob_parts(sample, A.A_prime.n_rows(), factored_logdet(A), &Bl, nu, p,
+                             "abgw_log_prob");
 }
 
 double abgw_log_prob_at(const arma::mat& G, const arma::mat& A, const arma::mat& B, int nu,

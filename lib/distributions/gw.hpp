@@ -75,6 +75,29 @@ Var agw_log_prob(const PsdSample& sample, const Var& A, int nu, const BartlettPa
 Var abgw_log_prob(const PsdSample& sample, const Var& A, const Var& B, int nu,
                   const BartlettParams& p);
 
+/// A = L A' with L lower triangular (only its lower triangle is read) and A' any invertible
+/// P x P: the form of the DWP's A-GW and AB-GW posteriors (AGW paper eq. 16, L the Cholesky
+/// factor of the GW scale). The factored overloads below never form A: F = L (A' T) costs
+/// O(P^2 m) instead of the O(P^3) product, and log|det A| = sum_j log|L_jj| + log|det A'|, whose
+/// second term depends on A' alone and is computed once (factor_a) for every sample that
+/// shares A'.
+struct FactoredA {
+  Var L, A_prime;
+  Var log_abs_det_A_prime;  ///< 1 x 1
+};
+
+/// {L, A', log|det A'|}; A' must be square and L the same size.
+FactoredA factor_a(const Var& L, const Var& A_prime);
+
+/// The same as agw_sample / abgw_sample / agw_log_prob / abgw_log_prob with A = L A'.
+PsdSample agw_sample(const FactoredA& A, int nu, const BartlettParams& p, random::Stream& s,
+                     GammaMethod method = GammaMethod::Rejection);
+PsdSample abgw_sample(const FactoredA& A, const Var& B, int nu, const BartlettParams& p,
+                      random::Stream& s, GammaMethod method = GammaMethod::Rejection);
+Var agw_log_prob(const PsdSample& sample, const FactoredA& A, int nu, const BartlettParams& p);
+Var abgw_log_prob(const PsdSample& sample, const FactoredA& A, const Var& B, int nu,
+                  const BartlettParams& p);
+
 /// log Q(G) of eq. 14 at an arbitrary PSD G of rank m (plain values), recovering T as the AGW
 /// paper describes after eq. 14: C = A^{-1} G A^{-T}, T B = the lower-trapezoidal factor of C
 /// (columns signed like diag(B)), T = (T B) B^{-1}. Pass B = I (m x m) for the A-GW.

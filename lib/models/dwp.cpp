@@ -113,6 +113,11 @@ Dwp::Shared Dwp::prepare(const VarMap& p) const {
     const Var vscale = ad::mul(q, ad::exp(get(p, layer_key(l, "log_v_scale"))));
     sh.kernel_weight.push_back(ad::scale(one_minus_q, 1.0 / nu));
     sh.v_term.push_back(ad::mul(vscale, ad::matmul(V, V, false, true)));
+    if (cfg_.posterior != DwpPosterior::Gw) {
+      const Var A_prime = get(p, layer_key(l, "A_prime"));
+      sh.a_prime.push_back(A_prime);
+      sh.logdet_a_prime.push_back(dist::log_abs_det(A_prime));
+    }
   }
   return sh;
 }
@@ -141,7 +146,6 @@ Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t 
     Psi = Psi + tape.constant(cfg_.q_jitter * Psi.val().max() * arma::eye(P, P));
   }
   k.Lq = ad::cholesky(Psi, "dwp posterior scale Psi");
-  if (cfg_.posterior != DwpPosterior::Gw) k.A = ad::matmul(k.Lq, get(p, layer_key(l, "A_prime")));
   // The train/test conditional (GW paper eqs. 40-44): mean k_ti K_ii^{-1} F_i = Ak^T L_K^{-1} F_i,
   // Sigma_tt.i = (k_tt - k_ti K_ii^{-1} k_it) / nu with k_tt = h (SE diagonal).
   k.Ak = ad::solve_lower(k.Lk, k.Kit);  // P x B
@@ -179,19 +183,24 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
     const dist::BartlettParams bq = cfg_.sticking_the_landing ? dist::detached(bp) : bp;
     dist::PsdSample s;
     Var logq;
+    // A = L_Q A' (AGW paper eq. 16), never formed: see distributions::FactoredA.
+    const dist::FactoredA A =
+        cfg_.posterior == DwpPosterior::Gw
+            ? dist::FactoredA{}
+            : dist::FactoredA{k.Lq, shared.a_prime[l - 1], shared.logdet_a_prime[l - 1]};
     switch (cfg_.posterior) {
       case DwpPosterior::Gw:
         s = dist::gw_sample(k.Lq, nu_int, bp, rng, cfg_.gamma_method);
         logq = dist::gw_log_prob(s, k.Lq, nu_int, bq);
         break;
       case DwpPosterior::Agw:
-        s = dist::agw_sample(k.A, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::agw_log_prob(s, k.A, nu_int, bq);
+        s = dist::agw_sample(A, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::agw_log_prob(s, A, nu_int, bq);
         break;
       case DwpPosterior::Abgw: {
         const Var Bm = get(p, layer_key(l, "B"));
-        s = dist::abgw_sample(k.A, Bm, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::abgw_log_prob(s, k.A, Bm, nu_int, bq);
+        s = dist::abgw_sample(A, Bm, nu_int, bp, rng, cfg_.gamma_method);
+        logq = dist::abgw_log_prob(s, A, Bm, nu_int, bq);
         break;
       }
     }
@@ -255,9 +264,12 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
       sh.kernel_weight.push_back(local(shared.kernel_weight[l]));
       sh.v_term.push_back(local(shared.v_term[l]));
     }
-    const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit),
-                      local(first.Lk), local(first.Lp),  local(first.Lq),
-                      local(first.A),  local(first.Ak),  local(first.sd)};
+    for (size_t l = 0; l < shared.a_prime.size(); ++l) {
+      sh.a_prime.push_back(local(shared.a_prime[l]));
+      sh.logdet_a_prime.push_back(local(shared.logdet_a_prime[l]));
+    }
+    const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit), local(first.Lk),
+                      local(first.Lp), local(first.Lq),  local(first.Ak),  local(first.sd)};
     const SampleOut o = forward(p, sh, k, tape.constant(X), rng, nullptr);
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;

@@ -108,6 +108,8 @@ class Dwp final : public Model {
   struct Shared {
     std::vector<autodiff::Var> kernel_weight;  ///< (1 - q_l) / nu, 1 x 1
     std::vector<autodiff::Var> v_term;         ///< q_l exp(v_scale_l) V_l V_l^T, P x P
+    /// A-GW / AB-GW: A'_l and log|det A'_l| (1 x 1), shared by every sample's A_l = L_Q A'_l.
+    std::vector<autodiff::Var> a_prime, logdet_a_prime;
   };
   Shared prepare(const VarMap& p) const;
   /// What layer l computes from its inputs (F_i, F_t) before any sampling: the kernel blocks and,
@@ -118,7 +120,6 @@ class Dwp final : public Model {
     autodiff::Var h, Kii, Kit;  ///< SE kernel: variance (1 x 1), P x P, P x B
     autodiff::Var Lk, Lp;       ///< hidden layers: chol K_ii, chol(K_ii / nu) (the prior's scale)
     autodiff::Var Lq;           ///< chol Psi, the posterior's scale
-    autodiff::Var A;            ///< A-GW / AB-GW: Lq A'
     autodiff::Var Ak, sd;       ///< L_K^{-1} K_it (P x B), sqrt(Sigma_tt.i) (B x 1)
   };
   LayerPrep prepare_layer(const VarMap& p, const Shared& shared, size_t l, const autodiff::Var& Fi,

@@ -260,6 +260,21 @@ TEST_CASE("gradients: A-GW and AB-GW log densities w.r.t. A, B, alpha, beta, mu,
                          ad::add(dd::agw_log_prob(sa, v[0], nu, p), test_functional(sa.G, 8)));
         },
         concat({A, B}, bp), "A-GW + AB-GW total " + tag);
+    // The factored forms A = L A' (what the DWP uses), w.r.t. L, A', B and the Bartlett
+    // parameters, log|det A'| recorded by factor_a on the same tape.
+    const arma::mat U = random_unconstrained(s, P);
+    expect_grad(
+        [nu](Tape&, const std::vector<Var>& v) {
+          auto st = stream("grad-abgw-factored");
+          auto st2 = st;
+          const dd::FactoredA fa = dd::factor_a(chol_from_unconstrained(v[0]), v[1]);
+          const auto p = params_from(v, 3);
+          const auto smp = dd::abgw_sample(fa, v[2], nu, p, st, GammaMethod::Inversion);
+          const auto sa = dd::agw_sample(fa, nu, p, st2, GammaMethod::Inversion);
+          return ad::add(ad::add(dd::abgw_log_prob(smp, fa, v[2], nu, p), test_functional(smp.G)),
+                         ad::add(dd::agw_log_prob(sa, fa, nu, p), test_functional(sa.G, 8)));
+        },
+        concat({U, A, B}, bp), "factored A-GW + AB-GW total " + tag);
   }
 }
 

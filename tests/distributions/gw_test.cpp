@@ -129,6 +129,42 @@ TEST_CASE("A-GW with lower-triangular A equals GW with Sigma = A A^T; AB-GW at B
   }
 }
 
+TEST_CASE("factored A = L A': the same samples and densities as A-GW / AB-GW with A formed") {
+  auto s = stream("agw-factored");
+  for (const auto& [P, nu] :
+       std::vector<std::pair<arma::uword, int>>{{3, 5}, {4, 4}, {6, 3}, {5, 1}}) {
+    const arma::uword m = std::min<arma::uword>(P, static_cast<arma::uword>(nu));
+    const arma::mat L = random_factor(s, P);
+    const arma::mat Ap = arma::eye(P, P) + 0.5 * dkp::random::normal_matrix(s, P, P);
+    const arma::mat B = arma::trimatl(arma::eye(m, m) + 0.3 * dkp::random::normal_matrix(s, m, m));
+    const auto pv = random_params(s, P, nu, 1.0);
+    Tape tape;
+    const auto p = pv.on(tape);
+    const Var Bv = tape.constant(B);
+    const Var A = tape.constant(L * Ap);
+    const dd::FactoredA fa = dd::factor_a(tape.constant(L), tape.constant(Ap));
+    CHECK(fa.log_abs_det_A_prime.scalar() == doctest::Approx(std::log(std::abs(arma::det(Ap)))));
+    auto s1 = stream("agw-factored-draw", P * 100 + nu);
+    auto s2 = s1, s3 = s1, s4 = s1;
+    const auto agw = dd::agw_sample(A, nu, p, s1);
+    const auto agw_f = dd::agw_sample(fa, nu, p, s2);
+    const auto abgw = dd::abgw_sample(A, Bv, nu, p, s3);
+    const auto abgw_f = dd::abgw_sample(fa, Bv, nu, p, s4);
+    INFO("P = " << P << ", nu = " << nu);
+    CHECK(arma::approx_equal(agw.G.val(), agw_f.G.val(), "reldiff", 1e-12));
+    CHECK(arma::approx_equal(abgw.G.val(), abgw_f.G.val(), "reldiff", 1e-12));
+    CHECK(arma::approx_equal(abgw.F.val(), abgw_f.F.val(), "reldiff", 1e-12));
+    const double la = dd::agw_log_prob(agw, A, nu, p).scalar();
+    const double lb = dd::abgw_log_prob(abgw, A, Bv, nu, p).scalar();
+    CHECK(dd::agw_log_prob(agw_f, fa, nu, p).scalar() ==
+          doctest::Approx(la).epsilon(1e-10).scale(1.0));
+    CHECK(dd::abgw_log_prob(abgw_f, fa, Bv, nu, p).scalar() ==
+          doctest::Approx(lb).epsilon(1e-10).scale(1.0));
+    // Not the trivial case: A' is far from the identity, so A-GW differs from the GW with L.
+    CHECK(std::abs(la - dd::gw_log_prob(agw, tape.constant(L), nu, p).scalar()) > 1e-3);
+  }
+}
+
 TEST_CASE("densities at an arbitrary G (T recovered from G) equal the densities from the parts") {
   auto s = stream("gw-density-at-G");
   for (const auto& [P, nu] :

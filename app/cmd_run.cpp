@@ -58,6 +58,9 @@ po::options_description run_options() {
     ("stl", po::value<std::string>()->default_value("on"),
      "dwp: sticking the landing for the Bartlett parameters (alpha, beta, mu, sigma) in log Q, "
      "as the GW paper's appendix F: on | off")
+    ("a-prime-scale", po::value<double>()->default_value(1.0),
+     "dwp agw|abgw: A' = c Phi with Phi the optimised parameter (init I / c), so Adam's steps on "
+     "A' are c times the learning rate")
     ("steps", po::value<long>()->default_value(20000), "Adam steps")
     ("lr-schedule", po::value<std::string>()->default_value("0:0.01,10000:0.001"),
      "learning rates as step:lr pairs")
@@ -188,6 +191,7 @@ int cmd_run(const std::vector<std::string>& args) {
     throw ConfigError(fmt::format("--stl must be on or off, not '{}'", stl));
   }
   spec.stl = stl == "on";
+  spec.a_prime_scale = vm["a-prime-scale"].as<double>();
   auto& p = spec.protocol;
   p.steps = positive("steps");
   p.lr_schedule = vm.count("lr")
@@ -276,6 +280,7 @@ int cmd_run(const std::vector<std::string>& args) {
   mspec.delta_init = spec.delta_init;
   mspec.diwp_batch_dof = spec.diwp_dof == "batch";
   mspec.sticking_the_landing = spec.stl;
+  mspec.a_prime_scale = spec.a_prime_scale;
   const auto model = models::make_model(mspec, split.X_train, split.y_train, init);
   spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
                split.X_train.n_rows, split.X_test.n_rows, model->describe());

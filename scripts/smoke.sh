@@ -28,6 +28,7 @@ expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof bat
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior agw --stl maybe --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --stl off --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --a-prime-scale 0.1 --out "$work/bad"
 [ ! -e "$work/bad" ] || fail "a failed run left $work/bad behind"
 
 # Two threads sharing the samples: the same numbers twice.

@@ -191,6 +191,7 @@ std::string RunSpec::canonical() const {
   if (delta_init != 1.0) c += fmt::format("delta_init={}\n", delta_init);
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
   if (!stl) c += "stl=off\n";
+  if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
   return c;
 }
 
@@ -230,6 +231,9 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   if (delta_init != 1.0) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
   if (!stl) a.insert(a.end(), {"--stl", "off"});
+  if (a_prime_scale != 1.0) {
+    a.insert(a.end(), {"--a-prime-scale", fmt::format("{}", a_prime_scale)});
+  }
   a.insert(a.end(), {"--seed", std::to_string(p.seed)});
   a.insert(a.end(), extra.begin(), extra.end());
   a.insert(a.end(), {"--out", run_dir(results_root).string(), "--quiet"});
@@ -297,6 +301,13 @@ void validate_run_spec(const RunSpec& s) {
   if (s.model != "dwp" && !s.stl) {
     throw ConfigError(
         fmt::format("model {} has no sticking-the-landing option (--stl); only dwp does", s.model));
+  }
+  if (!(s.a_prime_scale > 0.0) || !std::isfinite(s.a_prime_scale)) {
+    throw ConfigError(fmt::format("A' scale must be positive (got {})", s.a_prime_scale));
+  }
+  if (s.a_prime_scale != 1.0 &&
+      !(s.model == "dwp" && (s.posterior == "agw" || s.posterior == "abgw"))) {
+    throw ConfigError("--a-prime-scale applies to dwp with posterior agw or abgw only");
   }
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));

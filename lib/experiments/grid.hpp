@@ -98,6 +98,8 @@ struct RunSpec {
   /// DWP option of `dkp run`, joining the hash the same way: false drops sticking the landing
   /// (--stl off).
   bool stl = true;
+  /// DWP A-GW / AB-GW option of `dkp run` (--a-prime-scale), joining the hash the same way.
+  double a_prime_scale = 1.0;
 
   /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
   std::string canonical() const;

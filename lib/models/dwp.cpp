@@ -71,7 +71,9 @@ Dwp::Dwp(const DwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_trai
     init_[layer_key(l, "mu")] =
         random::normal_matrix(init, P, m_) * (cfg.mu_init_scale / std::sqrt(double(m_)));
     init_[layer_key(l, "log_sigma")] = arma::mat(P, m_, arma::fill::value(cfg.log_sigma_init));
-    if (cfg.posterior != DwpPosterior::Gw) init_[layer_key(l, "A_prime")] = arma::eye(P, P);
+    if (cfg.posterior != DwpPosterior::Gw) {
+      init_[layer_key(l, "A_prime")] = arma::eye(P, P) / cfg.a_prime_scale;
+    }
     if (cfg.posterior == DwpPosterior::Abgw) init_[layer_key(l, "B")] = arma::eye(m_, m_);
   }
   init_["likelihood.log_noise_var"] =
@@ -96,7 +98,9 @@ ParamMap Dwp::with_prior_posterior(const ParamMap& params) const {
     out[layer_key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
     out[layer_key(l, "mu")] = arma::zeros(P, m_);
     out[layer_key(l, "log_sigma")] = arma::zeros(P, m_);
-    if (cfg_.posterior != DwpPosterior::Gw) out[layer_key(l, "A_prime")] = arma::eye(P, P);
+    if (cfg_.posterior != DwpPosterior::Gw) {
+      out[layer_key(l, "A_prime")] = arma::eye(P, P) / cfg_.a_prime_scale;
+    }
     if (cfg_.posterior == DwpPosterior::Abgw) out[layer_key(l, "B")] = arma::eye(m_, m_);
   }
   return out;
@@ -114,7 +118,8 @@ Dwp::Shared Dwp::prepare(const VarMap& p) const {
     sh.kernel_weight.push_back(ad::scale(one_minus_q, 1.0 / nu));
     sh.v_term.push_back(ad::mul(vscale, ad::matmul(V, V, false, true)));
     if (cfg_.posterior != DwpPosterior::Gw) {
-      const Var A_prime = get(p, layer_key(l, "A_prime"));
+      Var A_prime = get(p, layer_key(l, "A_prime"));
+      if (cfg_.a_prime_scale != 1.0) A_prime = ad::scale(A_prime, cfg_.a_prime_scale);
       sh.a_prime.push_back(A_prime);
       sh.logdet_a_prime.push_back(dist::log_abs_det(A_prime));
     }

@@ -60,6 +60,9 @@ struct DwpConfig {
   double log_prec_init = -4.0;       ///< output GIGP layer, as GiDgp (bayesfunc master)
   double noise_var_init = 1.0;       ///< bayesfunc NormalLearnedScale: log sigma = 0
   bool sticking_the_landing = true;  ///< GW paper appendix F
+  /// A-GW / AB-GW: A'_l = a_prime_scale Phi_l with Phi_l the stored parameter (init I / scale),
+  /// so Adam's steps on A' are a_prime_scale times the learning rate (1: A' itself).
+  double a_prime_scale = 1.0;
   /// How the Bartlett Gamma draws are made; Inversion makes a fixed seed a smooth function of the
   /// parameters (gradient tests), Rejection is fast (what torch does).
   distributions::GammaMethod gamma_method = distributions::GammaMethod::Rejection;

@@ -87,6 +87,10 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.inducing = spec.inducing;
     cfg.posterior = parse_dwp_posterior(spec.posterior);  // empty -> gw
     cfg.sticking_the_landing = spec.sticking_the_landing;
+    if (!(spec.a_prime_scale > 0.0) || !std::isfinite(spec.a_prime_scale)) {
+      throw ConfigError(fmt::format("dwp: A' scale must be positive (got {})", spec.a_prime_scale));
+    }
+    cfg.a_prime_scale = spec.a_prime_scale;
     return std::make_unique<Dwp>(cfg, X_train, y_train, init);
   }
   if (spec.model == "nngp" || spec.model == "diwp") {

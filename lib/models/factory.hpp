@@ -23,6 +23,8 @@ struct ModelSpec {
   bool diwp_batch_dof = false;
   /// dwp: sticking the landing for the Bartlett parameters (DwpConfig::sticking_the_landing).
   bool sticking_the_landing = true;
+  /// dwp agw / abgw: DwpConfig::a_prime_scale.
+  double a_prime_scale = 1.0;
 };
 
 /// Builds and initialises the model from the standardised training data. Models that have not

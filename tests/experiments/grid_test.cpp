@@ -202,6 +202,10 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   const auto at = std::find(xargs.begin(), xargs.end(), "--stl");
   REQUIRE(at != xargs.end());
   CHECK(*(at + 1) == "off");
+  RunSpec y = s;
+  y.a_prime_scale = 0.1;
+  CHECK(y.hash() != s.hash());
+  CHECK(y.canonical().rfind("a_prime_scale=0.1\n") == y.canonical().size() - 18);
   const auto sargs = s.run_args("results/runs", {});
   CHECK(std::find(sargs.begin(), sargs.end(), "--stl") == sargs.end());
 
@@ -318,6 +322,13 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.inference = "";
   bad.posterior = "agw";
   CHECK_NOTHROW(validate_run_spec(bad));
+  bad.a_prime_scale = 0.1;
+  CHECK_NOTHROW(validate_run_spec(bad));
+  bad.a_prime_scale = -1.0;
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("positive"), dkp::ConfigError);
+  bad.a_prime_scale = 0.1;
+  bad.posterior = "gw";  // the GW has no A'
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("agw or abgw"), dkp::ConfigError);
   bad = s;
   bad.model = "nonsense";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("unknown model"),

@@ -76,6 +76,49 @@ TEST_CASE("DWP ELBO gradients match finite differences for every parameter (all 
   }
 }
 
+TEST_CASE("DWP --a-prime-scale c: the same model at A' = c Phi, Phi's gradient c times A''s") {
+  for (DwpPosterior post : {DwpPosterior::Agw, DwpPosterior::Abgw}) {
+    CAPTURE(dkp::models::to_string(post));
+    const Tiny data = tiny_data(7, 2, 11);
+    DwpConfig cfg;
+    cfg.depth = 3;
+    cfg.width = 3;
+    cfg.inducing = 4;
+    cfg.posterior = post;
+    cfg.logit_q_init = -1.0;
+    DwpConfig scaled = cfg;
+    scaled.a_prime_scale = 0.1;
+    dkp::random::Stream init1(4), init2(4);
+    const Dwp plain(cfg, data.X, data.y, init1);
+    const Dwp sc(scaled, data.X, data.y, init2);
+    std::vector<std::string> names;
+    std::vector<arma::mat> values;
+    jiggled(plain.initial_parameters(), 23, names, values);
+    // The scaled model's parameters: Phi = A' / c, everything else equal.
+    std::vector<arma::mat> phi_values = values;
+    size_t n_aprime = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i].find("A_prime") != std::string::npos) {
+        phi_values[i] = values[i] / 0.1;
+        CHECK(arma::approx_equal(sc.initial_parameters().at(names[i]),
+                                 plain.initial_parameters().at(names[i]) / 0.1, "reldiff", 1e-15));
+        ++n_aprime;
+      }
+    }
+    CHECK(n_aprime == 2);
+    const double e1 = ad::evaluate(elbo_function(plain, data, names, 31), values);
+    const double e2 = ad::evaluate(elbo_function(sc, data, names, 31), phi_values);
+    CHECK(e2 == doctest::Approx(e1).epsilon(1e-12));
+    const auto g1 = ad::gradients(elbo_function(plain, data, names, 31), values);
+    const auto g2 = ad::gradients(elbo_function(sc, data, names, 31), phi_values);
+    for (size_t i = 0; i < names.size(); ++i) {
+      CAPTURE(names[i]);
+      const double c = names[i].find("A_prime") != std::string::npos ? 0.1 : 1.0;
+      CHECK(arma::abs(g2[i] - c * g1[i]).max() <= 1e-9 * (1.0 + arma::abs(g1[i]).max()));
+    }
+  }
+}
+
 TEST_CASE(
     "DWP sticking the landing: only the Bartlett parameters' gradients change, by a "
     "zero-mean score term") {

@@ -137,27 +137,36 @@ Var abgw_log_prob_parts(const PsdSample& sample, arma::uword P, const Var& logde
 
 }  // namespace
 
-PsdSample agw_sample(const Var& A, int nu, const BartlettParams& p, random::Stream& s,
-                     GammaMethod method) {
-  const arma::uword P = A.n_rows();
-  check_square(A, P, "A", "agw_sample");
-  gw_columns(P, nu, p.alpha, "agw_sample");
+namespace {
+
+// The A-GW / AB-GW draw for a P x P A that `apply_a` multiplies by: T from bartlett_sample,
+// F = A T tril(B) (A T when B is null), G = F F^T.
+template <class ApplyA>
+PsdSample abgw_sample_with(arma::uword P, const Var* B, int nu, const BartlettParams& p,
+                           random::Stream& s, GammaMethod method, const char* where,
+                           ApplyA apply_a) {
+  const arma::uword m = gw_columns(P, nu, p.alpha, where);
+  if (B) check_square(*B, m, "B", where);
   BartlettFactor bf = bartlett_sample(P, p, s, method);
-  Var F = ad::matmul(A, bf.T);
+  Var F = apply_a(B ? ad::matmul(bf.T, ad::tril(*B)) : bf.T);
   Var G = ad::matmul(F, F, false, true);
   return {G, F, bf};
 }
 
+}  // namespace
+
+PsdSample agw_sample(const Var& A, int nu, const BartlettParams& p, random::Stream& s,
+                     GammaMethod method) {
+  check_square(A, A.n_rows(), "A", "agw_sample");
+  return abgw_sample_with(A.n_rows(), nullptr, nu, p, s, method, "agw_sample",
+                          [&A](const Var& X) { return ad::matmul(A, X); });
+}
+
 PsdSample abgw_sample(const Var& A, const Var& B, int nu, const BartlettParams& p,
                       random::Stream& s, GammaMethod method) {
-  const arma::uword P = A.n_rows();
-  check_square(A, P, "A", "abgw_sample");
-  const arma::uword m = gw_columns(P, nu, p.alpha, "abgw_sample");
-  check_square(B, m, "B", "abgw_sample");
-  BartlettFactor bf = bartlett_sample(P, p, s, method);
-  Var F = ad::matmul(A, ad::matmul(bf.T, ad::tril(B)));
-  Var G = ad::matmul(F, F, false, true);
-  return {G, F, bf};
+  check_square(A, A.n_rows(), "A", "abgw_sample");
+  return abgw_sample_with(A.n_rows(), &B, nu, p, s, method, "abgw_sample",
+                          [&A](const Var& X) { return ad::matmul(A, X); });
 }
 
 Var agw_log_prob(const PsdSample& sample, const Var& A, int nu, const BartlettParams& p) {
@@ -198,23 +207,14 @@ Var factored_logdet(const FactoredA& A) {
 
 PsdSample agw_sample(const FactoredA& A, int nu, const BartlettParams& p, random::Stream& s,
                      GammaMethod method) {
-  const arma::uword P = A.A_prime.n_rows();
-  gw_columns(P, nu, p.alpha, "agw_sample");
-  BartlettFactor bf = bartlett_sample(P, p, s, method);
-  Var F = apply_factored(A, bf.T);
-  Var G = ad::matmul(F, F, false, true);
-  return {G, F, bf};
+  return abgw_sample_with(A.A_prime.n_rows(), nullptr, nu, p, s, method, "agw_sample",
+                          [&A](const Var& X) { return apply_factored(A, X); });
 }
 
 PsdSample abgw_sample(const FactoredA& A, const Var& B, int nu, const BartlettParams& p,
                       random::Stream& s, GammaMethod method) {
-  const arma::uword P = A.A_prime.n_rows();
-  const arma::uword m = gw_columns(P, nu, p.alpha, "abgw_sample");
-  check_square(B, m, "B", "abgw_sample");
-  BartlettFactor bf = bartlett_sample(P, p, s, method);
-  Var F = apply_factored(A, ad::matmul(bf.T, ad::tril(B)));
-  Var G = ad::matmul(F, F, false, true);
-  return {G, F, bf};
+  return abgw_sample_with(A.A_prime.n_rows(), &B, nu, p, s, method, "abgw_sample",
+                          [&A](const Var& X) { return apply_factored(A, X); });
 }
 
 Var agw_log_prob(const PsdSample& sample, const FactoredA& A, int nu, const BartlettParams& p) {

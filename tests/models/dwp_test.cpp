@@ -46,6 +46,17 @@ struct Shape {
   size_t depth, width;
 };
 
+// Depth 3, width 3 (nu < P), P = 4 inducing points, q = sigmoid(-1) so that V matters.
+DwpConfig depth3_config(DwpPosterior post) {
+  DwpConfig cfg;
+  cfg.depth = 3;
+  cfg.width = 3;
+  cfg.inducing = 4;
+  cfg.posterior = post;
+  cfg.logit_q_init = -1.0;
+  return cfg;
+}
+
 }  // namespace
 
 TEST_CASE("DWP ELBO gradients match finite differences for every parameter (all posteriors)") {
@@ -80,12 +91,7 @@ TEST_CASE("DWP --a-prime-scale c: the same model at A' = c Phi, Phi's gradient c
   for (DwpPosterior post : {DwpPosterior::Agw, DwpPosterior::Abgw}) {
     CAPTURE(dkp::models::to_string(post));
     const Tiny data = tiny_data(7, 2, 11);
-    DwpConfig cfg;
-    cfg.depth = 3;
-    cfg.width = 3;
-    cfg.inducing = 4;
-    cfg.posterior = post;
-    cfg.logit_q_init = -1.0;
+    const DwpConfig cfg = depth3_config(post);
     DwpConfig scaled = cfg;
     scaled.a_prime_scale = 0.1;
     dkp::random::Stream init1(4), init2(4);
@@ -125,12 +131,7 @@ TEST_CASE(
   for (DwpPosterior post : kPosteriors) {
     CAPTURE(dkp::models::to_string(post));
     const Tiny data = tiny_data(7, 2, 5);
-    DwpConfig cfg;
-    cfg.depth = 3;
-    cfg.width = 3;
-    cfg.inducing = 4;
-    cfg.posterior = post;
-    cfg.logit_q_init = -1.0;
+    DwpConfig cfg = depth3_config(post);
     cfg.q_jitter = 0.0;
     cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
     DwpConfig cfg_full = cfg;

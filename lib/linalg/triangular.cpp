@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 
 #include <fmt/format.h>
@@ -11,6 +12,79 @@
 #include "util/error.hpp"
 
 namespace dkp::linalg {
+
+namespace {
+
+extern "C" void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
+                        int* info, size_t, size_t);
+
+// Largest diagonal block inverted explicitly at the leaves of the recursion.
+constexpr int kMaxLeaf = 32;
+
+// op(T) X = B (left) or X op(T) = B (right) for the n x n triangle at T (leading dimension ldt),
+// overwriting B (leading dimension ldb; m is B's other dimension). The triangle is split in
+// halves, one half is solved recursively, the other half's right-hand side is updated with one
+// dgemm, and blocks of at most `leaf` rows are solved by multiplying with their explicit inverse
+// (dtrtri, then dtrmm on the right-hand side). OpenBLAS 0.3.21's dtrsm runs at about 12 GFlop/s
+// on these shapes against about 50 for its dgemm and dtrmm; this form is 2.5-3x faster
+// (100 x 100 factor, 455 columns: 136 against 379 us; 13 columns: 9 against 14 us).
+void solve_rec(const double* T, int ldt, int n, double* B, int ldb, int m, bool lower, bool trans,
+               bool left, int leaf) {
+  if (n <= leaf) {
+    double inv[kMaxLeaf * kMaxLeaf];
+    for (int j = 0; j < n; ++j) {
+      const int i0 = lower ? j : 0, i1 = lower ? n : j + 1;
+      for (int i = i0; i < i1; ++i) inv[i + j * n] = T[i + std::ptrdiff_t(j) * ldt];
+    }
+    int info = 0;
+    const char uplo = lower ? 'L' : 'U', diag = 'N';
+    dtrtri_(&uplo, &diag, &n, inv, &n, &info, 1, 1);
+    if (info != 0) throw Error(fmt::format("linalg::tri_solve: dtrtri failed (info {})", info));
+    const int rows = left ? n : m, cols = left ? m : n;
+    cblas_dtrmm(CblasColMajor, left ? CblasLeft : CblasRight, lower ? CblasLower : CblasUpper,
+                trans ? CblasTrans : CblasNoTrans, CblasNonUnit, rows, cols, 1.0, inv, n, B, ldb);
+    return;
+  }
+  const int h = n / 2, r = n - h;
+  const double* T11 = T;
+  const double* T22 = T + h + std::ptrdiff_t(h) * ldt;
+  // The stored off-diagonal block (T21 when lower, T12 when upper); op(T)'s off-diagonal block
+  // is op(Toff) in both cases.
+  const double* Toff = lower ? T + h : T + std::ptrdiff_t(h) * ldt;
+  const CBLAS_TRANSPOSE top = trans ? CblasTrans : CblasNoTrans;
+  const bool eff_lower = lower != trans;  // op(T) is lower triangular
+  if (left) {
+    double* B1 = B;
+    double* B2 = B + h;
+    if (eff_lower) {  // X1 = A11^{-1} B1;  B2 -= A21 X1;  X2 = A22^{-1} B2
+      solve_rec(T11, ldt, h, B1, ldb, m, lower, trans, left, leaf);
+      cblas_dgemm(CblasColMajor, top, CblasNoTrans, r, m, h, -1.0, Toff, ldt, B1, ldb, 1.0, B2,
+                  ldb);
+      solve_rec(T22, ldt, r, B2, ldb, m, lower, trans, left, leaf);
+    } else {  // X2 = A22^{-1} B2;  B1 -= A12 X2;  X1 = A11^{-1} B1
+      solve_rec(T22, ldt, r, B2, ldb, m, lower, trans, left, leaf);
+      cblas_dgemm(CblasColMajor, top, CblasNoTrans, h, m, r, -1.0, Toff, ldt, B2, ldb, 1.0, B1,
+                  ldb);
+      solve_rec(T11, ldt, h, B1, ldb, m, lower, trans, left, leaf);
+    }
+  } else {
+    double* B1 = B;
+    double* B2 = B + std::ptrdiff_t(h) * ldb;
+    if (eff_lower) {  // X2 = B2 A22^{-1};  B1 -= X2 A21;  X1 = B1 A11^{-1}
+      solve_rec(T22, ldt, r, B2, ldb, m, lower, trans, left, leaf);
+      cblas_dgemm(CblasColMajor, CblasNoTrans, top, m, h, r, -1.0, B2, ldb, Toff, ldt, 1.0, B1,
+                  ldb);
+      solve_rec(T11, ldt, h, B1, ldb, m, lower, trans, left, leaf);
+    } else {  // X1 = B1 A11^{-1};  B2 -= X1 A12;  X2 = B2 A22^{-1}
+      solve_rec(T11, ldt, h, B1, ldb, m, lower, trans, left, leaf);
+      cblas_dgemm(CblasColMajor, CblasNoTrans, top, m, r, h, -1.0, B1, ldb, Toff, ldt, 1.0, B2,
+                  ldb);
+      solve_rec(T22, ldt, r, B2, ldb, m, lower, trans, left, leaf);
+    }
+  }
+}
+
+}  // namespace
 
 void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans, Side side) {
   if (T.n_rows != T.n_cols) {
@@ -37,10 +111,12 @@ void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans, 
   if (B.n_rows > kMax || B.n_cols > kMax) {
     throw Error("linalg::tri_solve: matrix too large for 32-bit BLAS");
   }
-  cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight,
-              uplo == Uplo::Lower ? CblasLower : CblasUpper, trans ? CblasTrans : CblasNoTrans,
-              CblasNonUnit, int(B.n_rows), int(B.n_cols), 1.0, T.memptr(), int(n), B.memptr(),
-              int(B.n_rows));
+  const int m = int(left ? B.n_cols : B.n_rows);
+  // Measured leaf sizes (100 x 100 factor): 32 is best for wide right-hand sides, 8-16 for a
+  // dozen columns.
+  const int leaf = m >= 64 ? kMaxLeaf : 16;
+  solve_rec(T.memptr(), int(n), int(n), B.memptr(), int(B.n_rows), m, uplo == Uplo::Lower, trans,
+            left, leaf);
 }
 
 void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::mat& Q, bool trans,

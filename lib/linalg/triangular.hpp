@@ -1,11 +1,14 @@
-// Triangular solves through BLAS-3 dtrsm (cblas), both sides, both triangles, transposed or not.
+// Triangular solves, both sides, both triangles, transposed or not.
 //
-// Measured on this machine (OPENBLAS_NUM_THREADS=1, 100x100 lower factor, 100x1000 right-hand
-// side): dtrsm 560 us, LAPACK dtrtrs 540 us (it calls dtrsm after a zero-diagonal check),
-// arma::solve(trimatl(L), B) 860 us (it also estimates rcond with dtrcon, and may fall back to an
-// approximate solve) or 610 us with solve_opts::fast; for a right-side solve dtrsm needs no
-// transposed copies (660 us against 780 us for arma with two transposes). dtrsm it is, with our
-// own O(n) singular-diagonal check.
+// The solve is a recursive blocked one: halve the triangle, solve one half, update the other
+// half's right-hand side with one dgemm, and solve blocks of at most 16-32 rows by multiplying with
+// their explicit inverse (dtrtri + dtrmm). OpenBLAS 0.3.21's dtrsm runs at about 12 GFlop/s on the
+// models' shapes (100 x 100 factor) against about 50 for its dgemm, so this is 2.5-3x faster:
+// 136 us against 379 us for 455 right-hand sides, 9 against 14 us for 13 (measured on the 2-core
+// development machine, one thread). Earlier measurements against other routes, 100 x 1000 right-
+// hand side: dtrsm 560 us, LAPACK dtrtrs 540 us, arma::solve(trimatl(L), B) 860 us (it also
+// estimates rcond) or 610 us with solve_opts::fast. Our own O(n) singular-diagonal check comes
+// first.
 #pragma once
 
 #include <armadillo>

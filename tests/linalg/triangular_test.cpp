@@ -1,6 +1,8 @@
 // Triangular solves (linalg/triangular.hpp) in all side/triangle/transpose combinations.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "linalg/triangular.hpp"
 #include "util/error.hpp"
 
@@ -31,6 +33,35 @@ TEST_CASE("tri_solve: left and right, lower and upper, transposed or not") {
   const arma::mat U = arma::trimatu(T);
   CHECK(arma::approx_equal(la::solve_upper(U, B), arma::solve(arma::trimatu(U), B), "absdiff",
                            1e-10));
+}
+
+TEST_CASE("tri_solve: recursive blocks at the models' sizes agree with a plain substitution") {
+  // Sizes that exercise the recursion (n > 32, odd halves) and both leaf sizes (m < 64, m >= 64).
+  for (arma::uword n : {1u, 17u, 33u, 100u, 131u}) {
+    // Off-diagonal entries of order 1 / sqrt(n) keep op(T) well conditioned at every n.
+    arma::mat T = arma::randn(n, n) / std::sqrt(double(n));
+    T.diag() = 1.0 + arma::randu(n);
+    for (arma::uword m : {1u, 13u, 70u}) {
+      for (la::Uplo uplo : {la::Uplo::Lower, la::Uplo::Upper}) {
+        const arma::mat Tt =
+            uplo == la::Uplo::Lower ? arma::mat(arma::trimatl(T)) : arma::mat(arma::trimatu(T));
+        for (bool trans : {false, true}) {
+          const arma::mat op = trans ? arma::mat(Tt.t()) : Tt;
+          const arma::mat Bl = arma::randn(n, m);
+          // Reference: column-by-column substitution on the triangular op(T).
+          const arma::mat ref = arma::solve(op, Bl, arma::solve_opts::no_approx);
+          const arma::mat Xl = la::tri_solve(T, Bl, uplo, trans, la::Side::Left);
+          const double tol = 1e-10 * (1.0 + arma::abs(ref).max());
+          CHECK(arma::approx_equal(Xl, ref, "absdiff", tol));
+          const arma::mat Br = Bl.t();
+          const arma::mat Xr = la::tri_solve(T, Br, uplo, trans, la::Side::Right);
+          CHECK(arma::approx_equal(Xr * op, Br, "absdiff", 1e-9 * (1.0 + arma::abs(Br).max())));
+          CHECK(arma::approx_equal(Xr, arma::mat(la::tri_solve(T, Bl, uplo, !trans).t()), "absdiff",
+                                   tol));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("tri_solve: shape errors, singular factors and empty right-hand sides") {

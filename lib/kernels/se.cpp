@@ -75,25 +75,55 @@ arma::mat se_unit_sym_value(const arma::mat& Xs) {
   return K;
 }
 
-Var se_unit(const Var& Xs, const Var& Zs) {
+namespace {
+
+// Adjoints of K = h exp(-1/2 ||x_i - z_j||^2) (h = 1 for the unit kernel) w.r.t. Xs and Zs,
+// with G = Kbar % K (K including h).
+void se_input_adjoints(const Var& Xs, const Var& Zs, const arma::mat& G) {
+  if (Xs.needs_grad()) {
+    arma::mat gx = G * Zs.val();
+    gx -= Xs.val().each_col() % arma::sum(G, 1);
+    ad::accumulate(Xs, std::move(gx));
+  }
+  if (Zs.needs_grad()) {
+    arma::mat gz = G.t() * Xs.val();
+    gz -= Zs.val().each_col() % arma::sum(G, 0).t();
+    ad::accumulate(Zs, std::move(gz));
+  }
+}
+
+void check_se_inputs(const char* op, const Var& Xs, const Var& Zs) {
   if (Xs.n_cols() != Zs.n_cols()) {
     throw Error(
-        fmt::format("kernels::se_unit: inputs have {} and {} columns", Xs.n_cols(), Zs.n_cols()));
+        fmt::format("kernels::{}: inputs have {} and {} columns", op, Xs.n_cols(), Zs.n_cols()));
   }
+}
+
+}  // namespace
+
+Var se_unit(const Var& Xs, const Var& Zs) {
+  check_se_inputs("se_unit", Xs, Zs);
   arma::mat K = se_unit_value(Xs.val(), Zs.val());
   return Xs.tape().record(std::move(K), {Xs, Zs}, [Xs, Zs](ad::Node* out) {
-    return [Xs, Zs, out] {
+    return [Xs, Zs, out] { se_input_adjoints(Xs, Zs, out->adj % out->val); };
+  });
+}
+
+Var se_scaled(const Var& h, const Var& Xs, const Var& Zs) {
+  check_se_inputs("se_scaled", Xs, Zs);
+  if (h.n_rows() != 1 || h.n_cols() != 1) {
+    throw Error(
+        fmt::format("kernels::se_scaled: variance is {}x{}, not 1x1", h.n_rows(), h.n_cols()));
+  }
+  const double hv = h.scalar();
+  arma::mat K = se_unit_value(Xs.val(), Zs.val());
+  K *= hv;
+  return Xs.tape().record(std::move(K), {h, Xs, Zs}, [h, Xs, Zs, hv](ad::Node* out) {
+    return [h, Xs, Zs, hv, out] {
       const arma::mat G = out->adj % out->val;
-      if (Xs.needs_grad()) {
-        arma::mat gx = G * Zs.val();
-        gx -= Xs.val().each_col() % arma::sum(G, 1);
-        ad::accumulate(Xs, std::move(gx));
-      }
-      if (Zs.needs_grad()) {
-        arma::mat gz = G.t() * Xs.val();
-        gz -= Zs.val().each_col() % arma::sum(G, 0).t();
-        ad::accumulate(Zs, std::move(gz));
-      }
+      // dK/dh = K / h, so hbar = sum(Kbar % K) / h.
+      if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(G) / hv);
+      se_input_adjoints(Xs, Zs, G);
     };
   });
 }
@@ -113,7 +143,7 @@ Var se_unit_sym(const Var& Xs) {
 }
 
 Var se_ard(const Var& X, const Var& Z, const Var& log_ell, const Var& log_var) {
-  return ad::mul(ad::exp(log_var), se_unit(scale_columns(X, log_ell), scale_columns(Z, log_ell)));
+  return se_scaled(ad::exp(log_var), scale_columns(X, log_ell), scale_columns(Z, log_ell));
 }
 
 Var se_ard_sym(const Var& X, const Var& log_ell, const Var& log_var) {

@@ -18,6 +18,10 @@ Var scale_columns(const Var& X, const Var& log_ell);
 /// exp(-1/2 ||x_i - z_j||^2) for rows of Xs (n x d) and Zs (m x d): an n x m matrix.
 Var se_unit(const Var& Xs, const Var& Zs);
 
+/// h exp(-1/2 ||x_i - z_j||^2) with h a 1 x 1 variance, in one op (the same as
+/// mul(h, se_unit(Xs, Zs)) without the extra n x m pass forward and backward).
+Var se_scaled(const Var& h, const Var& Xs, const Var& Zs);
+
 /// exp(-1/2 ||x_i - z_j||^2) with both arguments the same matrix (n x n, symmetric; exact ones on
 /// the diagonal).
 Var se_unit_sym(const Var& Xs);

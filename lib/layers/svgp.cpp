@@ -387,7 +387,7 @@ Marginals SvgpLayer::marginals(const State& s, const Var& X) const {
                             X.n_cols(), Z0_.n_cols));
   }
   const Var Xs = kernels::scale_columns(X, s.log_ell);
-  const Var Kuf = ad::mul(s.kvar, kernels::se_unit(s.Zs, Xs));  // M x n
+  const Var Kuf = kernels::se_scaled(s.kvar, s.Zs, Xs);  // M x n
   const Var A = ad::solve_lower(s.LK, Kuf);
   const Var Aq = cfg_.whiten ? A : ad::solve_lower(s.LK, A, true);
   Var mean = ad::matmul(Aq, s.q_mu, true, false);  // n x D

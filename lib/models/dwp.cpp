@@ -141,7 +141,7 @@ Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t 
   const Var Fi_s = kernels::scale_columns(Fi, log_ell);
   const Var Ft_s = kernels::scale_columns(Ft, log_ell);
   k.Kii = ad::mul(k.h, kernels::se_unit_sym(Fi_s) + tape.constant(cfg_.jitter * arma::eye(P, P)));
-  k.Kit = ad::mul(k.h, kernels::se_unit(Fi_s, Ft_s));
+  k.Kit = kernels::se_scaled(k.h, Fi_s, Ft_s);
   if (l == cfg_.depth) return k;  // the output layer samples everything else
 
   k.Lk = ad::cholesky(k.Kii, "dwp K_ii");

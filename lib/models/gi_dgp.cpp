@@ -111,7 +111,7 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
     const Var Ft_s = kernels::scale_columns(Ft, ly.log_ell);
     layers::KernelBlocks k;
     k.ii = ad::mul(ly.h, kernels::se_unit_sym(Fi_s) + jitter);
-    k.it = ad::mul(ly.h, kernels::se_unit(Fi_s, Ft_s));
+    k.it = kernels::se_scaled(ly.h, Fi_s, Ft_s);
     k.tt = ly.tt;
     return k;
   };

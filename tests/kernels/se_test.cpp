@@ -65,3 +65,22 @@ TEST_CASE(
   INFO(r.detail);
   CHECK(r.ok);
 }
+
+TEST_CASE("se_scaled: h exp(...) in one op, its value and its gradients w.r.t. h and both inputs") {
+  const arma::mat X = arma::randn(5, 3), Z = arma::randn(4, 3);
+  const arma::mat h(1, 1, arma::fill::value(1.7));
+  Tape tape;
+  const Var Ks = dkp::kernels::se_scaled(tape.constant(h), tape.constant(X), tape.constant(Z));
+  const Var Kc =
+      ad::mul(tape.constant(h), dkp::kernels::se_unit(tape.constant(X), tape.constant(Z)));
+  CHECK(arma::approx_equal(Ks.val(), Kc.val(), "absdiff", 1e-14));
+  auto f = [](Tape&, const std::vector<Var>& v) {
+    return contract(dkp::kernels::se_scaled(v[0], v[1], v[2]), 9);
+  };
+  const auto r = ad::check_gradient(f, {h, X, Z});
+  INFO(r.detail);
+  CHECK(r.ok);
+  CHECK_THROWS_AS(
+      dkp::kernels::se_scaled(tape.constant(arma::ones(2, 1)), tape.constant(X), tape.constant(Z)),
+      dkp::Error);
+}

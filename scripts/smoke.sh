@@ -23,6 +23,7 @@ expect_rc() {
 expect_rc 2 "$dkp" nonsense
 expect_rc 2 "$dkp" run --dataset nope --model sgp --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --steps 0 --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --elbo-repeats 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof batch --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
@@ -39,6 +40,7 @@ done
 nums() { grep -E '"(elbo|test_ll|test_rmse)"' "$1/result.json"; }
 [ "$(nums "$work/t2a" | wc -l)" = 3 ] || fail "--threads 2 run wrote no metrics"
 [ "$(nums "$work/t2a")" = "$(nums "$work/t2b")" ] || fail "--threads 2 runs differ"
+grep -q '"elbo_se"' "$work/t2a/result.json" || fail "result.json has no elbo_se"
 
 # The smoke grid: every cell must succeed.
 jobs=$(nproc 2>/dev/null || echo 1)

@@ -161,4 +161,22 @@ double estimate_elbo(const models::Model& model, const models::ParamMap& params,
   return ell - kl / double(chunks);
 }
 
+ElboRepeats estimate_elbo_repeated(const models::Model& model, const models::ParamMap& params,
+                                   const arma::mat& X, const arma::vec& y, size_t samples,
+                                   size_t repeats, const random::Stream& parent,
+                                   std::string_view purpose, size_t threads) {
+  if (repeats == 0) throw ConfigError("estimate_elbo_repeated: needs at least one repeat");
+  arma::vec e(repeats);
+  for (size_t r = 0; r < repeats; ++r) {
+    random::Stream rng = parent.child(purpose, r);
+    e[r] = estimate_elbo(model, params, X, y, samples, rng, threads);
+  }
+  ElboRepeats out;
+  out.first = e[0];
+  out.mean = arma::mean(e);
+  out.se = repeats > 1 ? arma::stddev(e) / std::sqrt(double(repeats)) : 0.0;
+  out.repeats = repeats;
+  return out;
+}
+
 }  // namespace dkp::training

@@ -10,6 +10,8 @@
 // threads (training/mc.hpp): other noise than with one thread, and the same for every run with T.
 #pragma once
 
+#include <string_view>
+
 #include <armadillo>
 #include <atomic>
 #include <filesystem>
@@ -85,5 +87,21 @@ namespace dkp::training {
 double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
                      const arma::vec& y, size_t samples, random::Stream& rng, size_t threads = 1,
                      size_t chunk = 10000);
+
+/// R independent estimate_elbo estimates of the same parameters, to tell the Monte Carlo error of
+/// a final ELBO: estimate r draws from parent.child(purpose, r), so estimate 0 is exactly the one
+/// a single estimate_elbo call with parent.child(purpose, 0) gives.
+struct ElboRepeats {
+  double first = 0.0;  ///< estimate 0
+  double mean = 0.0;   ///< mean of the R estimates
+  double se = 0.0;     ///< standard error of that mean, sd / sqrt(R) (sd with R - 1); 0 when R = 1
+  size_t repeats = 0;  ///< R
+};
+
+/// Throws ConfigError when repeats is 0.
+ElboRepeats estimate_elbo_repeated(const models::Model& model, const models::ParamMap& params,
+                                   const arma::mat& X, const arma::vec& y, size_t samples,
+                                   size_t repeats, const random::Stream& parent,
+                                   std::string_view purpose, size_t threads = 1);
 
 }  // namespace dkp::training

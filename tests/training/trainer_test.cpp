@@ -3,6 +3,8 @@
 // samples), and a non-finite ELBO is a clear error. Then the sample-splitting of training/mc.hpp.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "models/gi_dgp.hpp"
 #include "test_support.hpp"
 #include "training/checkpoint.hpp"
@@ -225,4 +227,44 @@ TEST_CASE("predictions split over threads are the groups' columns side by side")
   const auto one = tr::predict(*f.model, params, f.X.rows(0, 9), 5, r2, 1);
   const auto plain = f.model->predict(params, f.X.rows(0, 9), 5, r3);
   CHECK(arma::approx_equal(one.mean, plain.mean, "absdiff", 0.0));
+}
+
+TEST_CASE("repeated final ELBO estimates: estimate 0 is the single estimate, mean and se by hand") {
+  Fixture f;
+  const auto& p = f.model->initial_parameters();
+  const dkp::random::Stream parent(21);
+  const size_t R = 6;
+  const tr::ElboRepeats er = tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 3, R, parent, "e");
+  arma::vec e(R);
+  for (size_t r = 0; r < R; ++r) {
+    dkp::random::Stream s = parent.child("e", r);
+    e[r] = tr::estimate_elbo(*f.model, p, f.X, f.y, 3, s);
+  }
+  CHECK(er.repeats == R);
+  CHECK(er.first == e[0]);
+  CHECK(er.mean == doctest::Approx(arma::mean(e)).epsilon(1e-14));
+  CHECK(er.se == doctest::Approx(arma::stddev(e) / std::sqrt(double(R))).epsilon(1e-12));
+  CHECK(er.se > 0.0);  // the estimates differ: independent noise per repeat
+  const tr::ElboRepeats one = tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 3, 1, parent, "e");
+  CHECK(one.first == e[0]);
+  CHECK(one.mean == e[0]);
+  CHECK(one.se == 0.0);
+  CHECK_THROWS_AS(tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 3, 0, parent, "e"),
+                  dkp::ConfigError);
+}
+
+TEST_CASE(
+    "repeated final ELBO estimates: the mean of R estimates has the standard error it reports") {
+  // Two independent sets of R = 30 estimates (different purposes): their means differ by less
+  // than 4 standard errors of the difference (fixed seeds, so the check is deterministic).
+  Fixture f;
+  const auto& p = f.model->initial_parameters();
+  const dkp::random::Stream parent(22);
+  const auto a = tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 2, 30, parent, "a");
+  const auto b = tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 2, 30, parent, "b");
+  CHECK(a.se > 0.0);
+  CHECK(std::abs(a.mean - b.mean) < 4.0 * std::sqrt(a.se * a.se + b.se * b.se));
+  // The standard error of 30 two-sample estimates is well below the spread of single estimates.
+  const auto c = tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 2, 120, parent, "c");
+  CHECK(c.se < a.se);
 }

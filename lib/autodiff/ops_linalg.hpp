@@ -1,6 +1,6 @@
 // Differentiable linear algebra: Cholesky, triangular solves, log-determinants, SPD inverse and
-// solve. Values come from linalg/ (checked Cholesky with jitter, BLAS-3 dtrsm); every adjoint is
-// O(n^3) with BLAS-3 calls only.
+// solve. Values come from linalg/ (checked Cholesky with jitter, blocked triangular solves); every
+// adjoint is O(n^3) with BLAS-3 calls only.
 //
 // Symmetric inputs. cholesky, spd_inverse, spd_solve and logdet_spd read a symmetric matrix A
 // (only its lower triangle reaches LAPACK) and return the *symmetric* gradient, i.e. the one

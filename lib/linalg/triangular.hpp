@@ -8,7 +8,10 @@
 // development machine, one thread). Earlier measurements against other routes, 100 x 1000 right-
 // hand side: dtrsm 560 us, LAPACK dtrtrs 540 us, arma::solve(trimatl(L), B) 860 us (it also
 // estimates rcond) or 610 us with solve_opts::fast. Our own O(n) singular-diagonal check comes
-// first.
+// first. Accuracy: on the models' ill-conditioned factors (chol of an SE kernel + 1e-6 I on 100
+// points in 1-d, cond(K) about 1e7) the largest error is about 5e-11 against 1e-12 for dtrsm
+// (entries of order 1; leaves solved by dtrsm instead would keep 1e-12 at 2x the time). Both are
+// below the factor's own forward error, cond(K) eps ~ 1e-9.
 #pragma once
 
 #include <armadillo>

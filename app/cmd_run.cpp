@@ -82,7 +82,8 @@ po::options_description run_options() {
     ("predictions", po::value<std::string>(), "also write per-test-point predictions to this CSV")
     ("log-every", po::value<long>()->default_value(500), "progress line every N steps (0: never)")
     ("checkpoint-every", po::value<long>()->default_value(1000), "checkpoint every N steps")
-    ("force", "rerun even when a result with the same configuration hash exists");
+    ("force", "rerun from the start even when a result with the same configuration hash exists "
+              "(discards a checkpoint in --out)");
   // clang-format on
   return d;
 }
@@ -263,6 +264,29 @@ int cmd_run(const std::vector<std::string>& args) {
     data_hash.update(util::sha256_file(ds.dir / f));
   data_hash.update(util::sha256_file(ds.dir / fmt::format("index_train_{}.txt", spec.split)));
   data_hash.update(util::sha256_file(ds.dir / fmt::format("index_test_{}.txt", spec.split)));
+  // A checkpoint in --out belongs to the configuration of that directory's manifest (written
+  // before training starts). Resuming it under another configuration (another split, seed,
+  // schedule, ...) would silently mix two runs, so that is an error; --force starts afresh.
+  const fs::path checkpoint_path = out / "checkpoint.bin";
+  if (fs::exists(checkpoint_path)) {
+    if (vm.count("force")) {
+      fs::remove(checkpoint_path);
+      spdlog::info("--force: discarding the checkpoint in {}", out.string());
+    } else {
+      std::string old_hash;
+      const fs::path manifest_path = out / "manifest.json";
+      if (fs::exists(manifest_path)) {
+        const YAML::Node old = YAML::LoadFile(manifest_path.string());
+        if (old["config_hash"]) old_hash = old["config_hash"].as<std::string>();
+      }
+      if (old_hash != hash) {
+        throw ConfigError(fmt::format(
+            "{} holds a checkpoint of another configuration (hash {}; this run's is {}): use "
+            "another --out, or --force to discard it",
+            out.string(), old_hash.empty() ? "unknown: no manifest" : old_hash, hash));
+      }
+    }
+  }
   util::Json manifest = util::Json::object();
   manifest.set("config_hash", hash)
       .set("canonical_config", spec.canonical())
@@ -303,7 +327,7 @@ int cmd_run(const std::vector<std::string>& args) {
   topt.threads = size_t(threads);
   topt.log_every = size_t(std::max(0L, vm["log-every"].as<long>()));
   topt.checkpoint_every = size_t(std::max(0L, vm["checkpoint-every"].as<long>()));
-  topt.checkpoint_path = out / "checkpoint.bin";
+  topt.checkpoint_path = checkpoint_path;
   training::install_signal_handlers();
   auto progress = [](const training::StepInfo& s, const training::TrainOptions& o) {
     if (o.log_every == 0 || (s.step % o.log_every != 0 && s.step != o.steps)) return;

@@ -42,6 +42,19 @@ nums() { grep -E '"(elbo|test_ll|test_rmse)"' "$1/result.json"; }
 [ "$(nums "$work/t2a")" = "$(nums "$work/t2b")" ] || fail "--threads 2 runs differ"
 grep -q '"elbo_se"' "$work/t2a/result.json" || fail "result.json has no elbo_se"
 
+# A checkpoint belongs to its configuration: another configuration in the same --out is an error,
+# --force starts afresh, and a finished run keeps its final parameters.
+ck="$work/ckpt"
+"$dkp" run --dataset yacht --split 0 --model sgp --steps 30 --checkpoint-every 10 --out "$ck" \
+  --quiet >/dev/null || fail "checkpoint run"
+grep -qx 'step 30' "$ck/checkpoint.bin" || fail "a finished run did not keep its final checkpoint"
+rm "$ck/result.json"
+expect_rc 2 "$dkp" run --dataset yacht --split 1 --model sgp --steps 30 --checkpoint-every 10 \
+  --out "$ck"
+"$dkp" run --dataset yacht --split 1 --model sgp --steps 30 --checkpoint-every 10 --out "$ck" \
+  --force --quiet >/dev/null || fail "--force over another configuration's checkpoint"
+grep -Eq '"resumed_from_step": ?0[,}]' "$ck/result.json" || fail "--force did not start afresh"
+
 # The smoke grid: every cell must succeed.
 jobs=$(nproc 2>/dev/null || echo 1)
 "$dkp" grid run experiments/smoke.yaml --results "$work/runs" -j "$jobs" --quiet >"$work/run1" 2>&1 \

@@ -127,6 +127,8 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
           opt.checkpoint_path.empty() ? std::string("(none)") : opt.checkpoint_path.string()));
     }
   }
+  // The final parameters, so that a finished run can be evaluated again without training.
+  if (ck.step < opt.steps) save(opt.steps);
   report.params = ck.params;
   report.steps = opt.steps;
   report.last = info;

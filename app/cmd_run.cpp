@@ -18,6 +18,7 @@
 #include "data/uci.hpp"
 #include "eval/metrics.hpp"
 #include "experiments/grid.hpp"
+#include "experiments/store.hpp"
 #include "models/factory.hpp"
 #include "runtime.hpp"
 #include "training/mc.hpp"
@@ -235,6 +236,26 @@ int cmd_run(const std::vector<std::string>& args) {
       return kExitOk;
     }
   }
+  // A checkpoint in --out belongs to the configuration of that directory's manifest (written
+  // before training starts). Resuming it under another configuration (another split, seed,
+  // schedule, ...) would silently mix two runs, so that is an error; --force starts afresh.
+  // Checked before the data are read, so a mistaken --out fails at once.
+  const fs::path checkpoint_path = out / "checkpoint.bin";
+  if (fs::exists(checkpoint_path)) {
+    if (vm.count("force")) {
+      fs::remove(checkpoint_path);
+      spdlog::info("--force: discarding the checkpoint in {}", out.string());
+    } else {
+      const std::string old_hash =
+          experiments::result_hash(out / "manifest.json").value_or(std::string());
+      if (old_hash != hash) {
+        throw ConfigError(fmt::format(
+            "{} holds a checkpoint of another configuration (hash {}; this run's is {}): use "
+            "another --out, or --force to discard it",
+            out.string(), old_hash.empty() ? "unknown: no readable manifest" : old_hash, hash));
+      }
+    }
+  }
   set_blas_threads(1);
 
   // Data.
@@ -264,29 +285,6 @@ int cmd_run(const std::vector<std::string>& args) {
     data_hash.update(util::sha256_file(ds.dir / f));
   data_hash.update(util::sha256_file(ds.dir / fmt::format("index_train_{}.txt", spec.split)));
   data_hash.update(util::sha256_file(ds.dir / fmt::format("index_test_{}.txt", spec.split)));
-  // A checkpoint in --out belongs to the configuration of that directory's manifest (written
-  // before training starts). Resuming it under another configuration (another split, seed,
-  // schedule, ...) would silently mix two runs, so that is an error; --force starts afresh.
-  const fs::path checkpoint_path = out / "checkpoint.bin";
-  if (fs::exists(checkpoint_path)) {
-    if (vm.count("force")) {
-      fs::remove(checkpoint_path);
-      spdlog::info("--force: discarding the checkpoint in {}", out.string());
-    } else {
-      std::string old_hash;
-      const fs::path manifest_path = out / "manifest.json";
-      if (fs::exists(manifest_path)) {
-        const YAML::Node old = YAML::LoadFile(manifest_path.string());
-        if (old["config_hash"]) old_hash = old["config_hash"].as<std::string>();
-      }
-      if (old_hash != hash) {
-        throw ConfigError(fmt::format(
-            "{} holds a checkpoint of another configuration (hash {}; this run's is {}): use "
-            "another --out, or --force to discard it",
-            out.string(), old_hash.empty() ? "unknown: no manifest" : old_hash, hash));
-      }
-    }
-  }
   util::Json manifest = util::Json::object();
   manifest.set("config_hash", hash)
       .set("canonical_config", spec.canonical())

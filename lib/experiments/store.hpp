@@ -31,7 +31,8 @@ struct CellStatus {
 /// State of one cell from the files in its run directory.
 CellStatus cell_status(const RunSpec& spec, const std::filesystem::path& results_root);
 
-/// The "config_hash" of a result.json; nullopt when the file is missing or unreadable.
+/// The "config_hash" of a run directory's result.json (or manifest.json); nullopt when the file is
+/// missing or unreadable, empty when it has no such key.
 std::optional<std::string> result_hash(const std::filesystem::path& result_json);
 
 /// Numeric values of a result.json (every top-level key whose value is a number; null and

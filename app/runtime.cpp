@@ -13,7 +13,7 @@ void set_blas_threads(int n) {
 void tune_allocator() {
   mallopt(M_MMAP_THRESHOLD, 512 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
-  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_ARENA_MAX, 2);
 }
 
 }  // namespace dkp::cli

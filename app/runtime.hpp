@@ -9,11 +9,12 @@ namespace dkp::cli {
 void set_blas_threads(int n);
 
 /// Raises glibc's mmap and trim thresholds so that large temporaries in the training loop reuse
-/// heap pages instead of mapping fresh ones on every step, and keeps one malloc arena for all
-/// threads: the per-thread arenas of --threads > 1 grow and shrink their heaps with mprotect and
-/// munmap on every step (the main arena keeps its pages), which made a 2-thread depth-5 GI-DGP
-/// step on boston slower than a 1-thread one (130-170 ms against 85-110 ms; 65-68 ms with one
-/// arena).
+/// heap pages instead of mapping fresh ones on every step, and allows two malloc arenas. The
+/// large blocks (P x B matrices) of every thread are kept by util/arma_alloc's per-thread cache,
+/// so a worker's arena no longer empties at the end of a step (an emptied per-thread heap is
+/// unmapped and faulted in again at the next step: with two arenas and no cache, 2x the page
+/// faults and a slower depth-5 step); the second arena spares the threads each other's lock for
+/// the small blocks (with one arena, some 300 context switches per 2-thread step on boston).
 void tune_allocator();
 
 }  // namespace dkp::cli

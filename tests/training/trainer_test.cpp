@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "models/gi_dgp.hpp"
 #include "test_support.hpp"
@@ -134,6 +136,27 @@ TEST_CASE("parallel_for runs every index and rethrows the lowest failing one") {
                                      }),
                     "group 1");
   CHECK(ran == std::vector<int>{1, 1, 1, 1});
+}
+
+TEST_CASE("parallel_for keeps its workers across calls of any size, and nests") {
+  std::vector<std::thread::id> ids(3);
+  tr::parallel_for(3, [&](size_t g) { ids[g] = std::this_thread::get_id(); });
+  CHECK(ids[0] == std::this_thread::get_id());
+  CHECK(ids[1] != ids[0]);
+  CHECK(ids[2] != ids[1]);
+  std::vector<std::thread::id> again(3);
+  tr::parallel_for(3, [&](size_t g) { again[g] = std::this_thread::get_id(); });
+  CHECK(again == ids);             // the same worker threads
+  for (size_t n : {1, 2, 5, 2}) {  // fewer and more groups than workers
+    std::vector<int> seen(n, 0);
+    tr::parallel_for(n, [&](size_t g) { seen[g] += 1; });
+    CHECK(seen == std::vector<int>(n, 1));
+  }
+  std::vector<int> inner(6, 0);  // a parallel_for inside a group runs on fresh threads
+  tr::parallel_for(2, [&](size_t g) {
+    tr::parallel_for(3, [&](size_t h) { inner[3 * g + h] = int(3 * g + h) + 1; });
+  });
+  CHECK(inner == std::vector<int>{1, 2, 3, 4, 5, 6});
 }
 
 TEST_CASE("one thread is exactly a plain model.elbo call and its gradient") {

@@ -7,6 +7,8 @@
 
 extern "C" __m256d _ZGVdN4v_exp(__m256d);   // glibc libmvec, AVX2 variants
 extern "C" __m256d _ZGVdN4v_acos(__m256d);  // (acos since glibc 2.35)
+extern "C" __m512d _ZGVeN8v_exp(__m512d);   // AVX-512 variants
+extern "C" __m512d _ZGVeN8v_acos(__m512d);
 
 namespace {
 
@@ -18,6 +20,21 @@ __attribute__((target("avx2,fma"))) void apply_avx2(Vec4 f4, double (*f1)(double
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, f4(_mm256_loadu_pd(x + i)));
   for (; i < n; ++i) x[i] = f1(x[i]);
+}
+
+using Vec8 = __m512d (*)(__m512d);
+
+// The same, eight lanes at a time.
+__attribute__((target("avx512f"))) void apply_avx512(Vec8 f8, double (*f1)(double), double* x,
+                                                     std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(x + i, f8(_mm512_loadu_pd(x + i)));
+  for (; i < n; ++i) x[i] = f1(x[i]);
+}
+
+bool cpu_has_avx512f() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
 }
 
 bool cpu_has_avx2_fma() {
@@ -41,7 +58,16 @@ bool vector_exp_available() {
   return ok;
 }
 
+bool vector_exp_avx512() {
+  static const bool ok = cpu_has_avx512f();
+  return ok;
+}
+
 void exp_inplace(double* x, std::size_t n) {
+  if (vector_exp_avx512()) {
+    apply_avx512(_ZGVeN8v_exp, scalar_exp, x, n);
+    return;
+  }
   if (vector_exp_available()) {
     apply_avx2(_ZGVdN4v_exp, scalar_exp, x, n);
     return;
@@ -50,6 +76,10 @@ void exp_inplace(double* x, std::size_t n) {
 }
 
 void acos_inplace(double* x, std::size_t n) {
+  if (vector_exp_avx512()) {
+    apply_avx512(_ZGVeN8v_acos, scalar_acos, x, n);
+    return;
+  }
   if (vector_exp_available()) {
     apply_avx2(_ZGVdN4v_acos, scalar_acos, x, n);
     return;
@@ -64,6 +94,10 @@ void acos_inplace(double* x, std::size_t n) {
 namespace dkp::util {
 
 bool vector_exp_available() {
+  return false;
+}
+
+bool vector_exp_avx512() {
   return false;
 }
 

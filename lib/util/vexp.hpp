@@ -19,4 +19,8 @@ void acos_inplace(double* x, std::size_t n);
 /// True when exp_inplace and acos_inplace use the vector path on this machine.
 bool vector_exp_available();
 
+/// True when that path is libmvec's AVX-512 variant (_ZGVeN8v_exp, _ZGVeN8v_acos: eight lanes),
+/// taken on CPUs with AVX-512F; the AVX2 one otherwise.
+bool vector_exp_avx512();
+
 }  // namespace dkp::util

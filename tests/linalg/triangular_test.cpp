@@ -38,12 +38,13 @@ TEST_CASE("tri_solve: left and right, lower and upper, transposed or not") {
 }
 
 TEST_CASE("tri_solve: recursive blocks at the models' sizes agree with a plain substitution") {
-  // Sizes that exercise the recursion (n > 32, odd halves) and both leaf sizes (m < 64, m >= 64).
+  // Sizes that exercise the recursion (n > 32, odd halves), both leaf sizes (m < 64, m >= 64)
+  // and several panels of right-hand sides (m > 256, the last one partial).
   for (arma::uword n : {1u, 17u, 33u, 100u, 131u}) {
     // Off-diagonal entries of order 1 / sqrt(n) keep op(T) well conditioned at every n.
     arma::mat T = arma::randn(n, n) / std::sqrt(double(n));
     T.diag() = 1.0 + arma::randu(n);
-    for (arma::uword m : {1u, 13u, 70u}) {
+    for (arma::uword m : {1u, 13u, 70u, 600u}) {
       for (la::Uplo uplo : {la::Uplo::Lower, la::Uplo::Upper}) {
         const arma::mat Tt =
             uplo == la::Uplo::Lower ? arma::mat(arma::trimatl(T)) : arma::mat(arma::trimatu(T));

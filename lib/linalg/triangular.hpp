@@ -15,6 +15,7 @@
 #pragma once
 
 #include <armadillo>
+#include <utility>
 
 namespace dkp::linalg {
 
@@ -27,8 +28,13 @@ enum class Side { Left, Right };
 void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans = false,
                        Side side = Side::Left);
 
-/// As tri_solve_inplace, returning X.
-arma::mat tri_solve(const arma::mat& T, arma::mat B, Uplo uplo, bool trans = false,
+/// As tri_solve_inplace, returning X; B is copied into X one panel of right-hand sides at a time,
+/// just before the panel is solved (one pass over memory fewer than copying B first).
+arma::mat tri_solve(const arma::mat& T, const arma::mat& B, Uplo uplo, bool trans = false,
+                    Side side = Side::Left);
+
+/// As tri_solve_inplace on B's own memory (no copy), returning X.
+arma::mat tri_solve(const arma::mat& T, arma::mat&& B, Uplo uplo, bool trans = false,
                     Side side = Side::Left);
 
 /// C += alpha * tri(P Q^T) (P, Q n x k) or, when `trans`, C += alpha * tri(P^T Q) (P, Q k x n),
@@ -40,15 +46,19 @@ void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::ma
                      double alpha);
 
 /// L^{-1} B, or L^{-T} B when trans (L lower triangular).
-inline arma::mat solve_lower(const arma::mat& L, arma::mat B, bool trans = false) {
-  tri_solve_inplace(L, B, Uplo::Lower, trans, Side::Left);
-  return B;
+inline arma::mat solve_lower(const arma::mat& L, const arma::mat& B, bool trans = false) {
+  return tri_solve(L, B, Uplo::Lower, trans, Side::Left);
+}
+inline arma::mat solve_lower(const arma::mat& L, arma::mat&& B, bool trans = false) {
+  return tri_solve(L, std::move(B), Uplo::Lower, trans, Side::Left);
 }
 
 /// U^{-1} B, or U^{-T} B when trans (U upper triangular).
-inline arma::mat solve_upper(const arma::mat& U, arma::mat B, bool trans = false) {
-  tri_solve_inplace(U, B, Uplo::Upper, trans, Side::Left);
-  return B;
+inline arma::mat solve_upper(const arma::mat& U, const arma::mat& B, bool trans = false) {
+  return tri_solve(U, B, Uplo::Upper, trans, Side::Left);
+}
+inline arma::mat solve_upper(const arma::mat& U, arma::mat&& B, bool trans = false) {
+  return tri_solve(U, std::move(B), Uplo::Upper, trans, Side::Left);
 }
 
 }  // namespace dkp::linalg

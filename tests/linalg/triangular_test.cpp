@@ -56,6 +56,12 @@ TEST_CASE("tri_solve: recursive blocks at the models' sizes agree with a plain s
           const arma::mat Xl = la::tri_solve(T, Bl, uplo, trans, la::Side::Left);
           const double tol = 1e-10 * (1.0 + arma::abs(ref).max());
           CHECK(arma::approx_equal(Xl, ref, "absdiff", tol));
+          // The copying form (panel by panel) and the in-place forms give the same numbers.
+          arma::mat Bi = Bl;
+          la::tri_solve_inplace(T, Bi, uplo, trans, la::Side::Left);
+          CHECK(arma::approx_equal(Xl, Bi, "absdiff", 0.0));
+          CHECK(
+              arma::approx_equal(Xl, la::tri_solve(T, arma::mat(Bl), uplo, trans), "absdiff", 0.0));
           const arma::mat Br = Bl.t();
           const arma::mat Xr = la::tri_solve(T, Br, uplo, trans, la::Side::Right);
           CHECK(arma::approx_equal(Xr * op, Br, "absdiff", 1e-9 * (1.0 + arma::abs(Br).max())));

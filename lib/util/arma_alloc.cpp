@@ -40,9 +40,19 @@ Class class_at_or_below(std::size_t u) {
   return {(e - kMinExp) * 8 + (m - 8), m << (e - 3)};
 }
 
+// Cached bytes above which a miss empties the cache.
+constexpr std::size_t kFlushBytes = std::size_t(16) << 20;
+
 struct Cache {
   std::array<std::vector<void*>, kClasses> free_blocks;
   std::size_t bytes = 0;
+  void flush() {
+    for (auto& list : free_blocks) {
+      for (void* p : list) std::free(p);
+      list.clear();
+    }
+    bytes = 0;
+  }
   ~Cache();
 };
 
@@ -62,8 +72,7 @@ Cache* cache() {
 Cache::~Cache() {
   t_cache = nullptr;
   t_cache_gone = true;
-  for (auto& list : free_blocks)
-    for (void* p : list) std::free(p);
+  flush();
 }
 
 }  // namespace
@@ -84,6 +93,10 @@ void* dkp_arma_alloc(std::size_t bytes) noexcept {
       k->bytes -= c.bytes;
       return p;
     }
+    // A miss while the cache holds much memory: the shapes have changed (prediction after
+    // training, another batch size), so the cached blocks go back to malloc, which can reuse
+    // their pages for the new shapes instead of touching fresh memory.
+    if (k->bytes > kFlushBytes) k->flush();
   }
   return std::aligned_alloc(64, c.bytes);  // c.bytes is a multiple of 2^13
 }

@@ -7,6 +7,7 @@
 #include <armadillo>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "util/arma_alloc.hpp"
 
@@ -73,4 +74,23 @@ TEST_CASE("blocks freed on another thread go to that thread's cache; matrices us
   arma::mat B(455, 100, arma::fill::zeros);  // same number of elements: the same block
   CHECK(B.memptr() == first);
   CHECK(arma::accu(B) == 0.0);
+}
+
+TEST_CASE("a miss while the cache holds more than 16 MiB returns the cached blocks to malloc") {
+  const std::size_t mb = std::size_t(1) << 20;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 20; ++i) blocks.push_back(dkp_arma_alloc(mb));
+  for (void* p : blocks) dkp_arma_free(p);
+  REQUIRE(u::alloc_cached_bytes() >= 20 * mb);
+  void* hit = dkp_arma_alloc(mb);  // a hit: nothing flushed
+  CHECK(u::alloc_cached_bytes() >= 19 * mb);
+  void* miss = dkp_arma_alloc(3 * mb);  // another class: everything goes back
+  CHECK(u::alloc_cached_bytes() == 0);
+  dkp_arma_free(hit);
+  dkp_arma_free(miss);
+  CHECK(u::alloc_cached_bytes() == mb + u::alloc_class_bytes(3 * mb));
+  // A miss with little cached keeps the cache.
+  void* small_miss = dkp_arma_alloc(5 * mb);
+  CHECK(u::alloc_cached_bytes() == mb + u::alloc_class_bytes(3 * mb));
+  dkp_arma_free(small_miss);
 }

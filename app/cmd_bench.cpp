@@ -81,7 +81,8 @@ int bench_model(const po::variables_map& vm) {
   }
   std::cout << fmt::format(
       "(S = {} training samples, {} inducing points, median of {} steps; fwd: the ELBO without "
-      "gradient; prediction: {} test points x 100 samples; {} thread(s) sharing the samples)\n",
+      "gradient; prediction: {} test points x 100 samples, one call after the steps, as at the end "
+      "of a run; {} thread(s) sharing the samples)\n",
       S, vm["inducing"].as<long>(), reps, split.X_test.n_rows, vm["threads"].as<int>());
   return kExitOk;
 }

@@ -37,27 +37,34 @@ Var scale_columns(const Var& X, const Var& log_ell) {
 
 namespace {
 
-// k <- exp(-1/2 max(0, n_i + m - 2 k)) for i in [first, last): the squared distance from the
-// cross product k, the squared norms n of the rows of X and the squared norm m of one row of Z,
-// clamped at 0 against round-off, then the unit SE kernel. One pass, in place.
-void se_from_cross(double* k, const double* n, double m, arma::uword first, arma::uword last) {
+// k <- exp(log_h - 1/2 max(0, n_i + m - 2 k)) for i in [first, last): the squared distance from
+// the cross product k, the squared norms n of the rows of X and the squared norm m of one row of
+// Z, clamped at 0 against round-off, then the SE kernel with variance h (log_h = 0: the unit
+// kernel, exactly). One pass, in place.
+void se_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
+                   arma::uword last) {
   for (arma::uword i = first; i < last; ++i) {
     double d = (-2.0 * k[i] + n[i]) + m;
     d = d < 0.0 ? 0.0 : d;
-    k[i] = -0.5 * d;
+    k[i] = -0.5 * d + log_h;
   }
   if (last > first) util::exp_inplace(k + first, last - first);
+}
+
+// h exp(-1/2 ||x_i - z_j||^2) for the rows of Xs and Zs.
+arma::mat se_value(const arma::mat& Xs, const arma::mat& Zs, double log_h) {
+  arma::mat K = Xs * Zs.t();
+  const arma::vec nx = arma::sum(arma::square(Xs), 1);
+  const arma::vec nz = arma::sum(arma::square(Zs), 1);
+  for (arma::uword j = 0; j < K.n_cols; ++j)
+    se_from_cross(K.colptr(j), nx.memptr(), nz[j], log_h, 0, K.n_rows);
+  return K;
 }
 
 }  // namespace
 
 arma::mat se_unit_value(const arma::mat& Xs, const arma::mat& Zs) {
-  arma::mat K = Xs * Zs.t();
-  const arma::vec nx = arma::sum(arma::square(Xs), 1);
-  const arma::vec nz = arma::sum(arma::square(Zs), 1);
-  for (arma::uword j = 0; j < K.n_cols; ++j)
-    se_from_cross(K.colptr(j), nx.memptr(), nz[j], 0, K.n_rows);
-  return K;
+  return se_value(Xs, Zs, 0.0);
 }
 
 arma::mat se_unit_sym_value(const arma::mat& Xs) {
@@ -68,7 +75,7 @@ arma::mat se_unit_sym_value(const arma::mat& Xs) {
   const arma::vec nx = arma::sum(arma::square(Xs), 1);
   for (arma::uword j = 0; j < n; ++j) {
     double* k = K.colptr(j);
-    se_from_cross(k, nx.memptr(), nx[j], j + 1, n);
+    se_from_cross(k, nx.memptr(), nx[j], 0.0, j + 1, n);
     k[j] = 1.0;
   }
   K = arma::symmatl(K);
@@ -77,17 +84,46 @@ arma::mat se_unit_sym_value(const arma::mat& Xs) {
 
 namespace {
 
+// The products G = Kbar % K of a kernel block's adjoint and value, with the sums of G's rows
+// and columns, in one pass.
+struct AdjointProducts {
+  arma::mat G;
+  arma::vec row_sums;
+  arma::rowvec col_sums;
+};
+
+AdjointProducts adjoint_products(const arma::mat& Kbar, const arma::mat& K) {
+  AdjointProducts a;
+  a.G.set_size(K.n_rows, K.n_cols);
+  a.row_sums.zeros(K.n_rows);
+  a.col_sums.set_size(K.n_cols);
+  double* rs = a.row_sums.memptr();
+  for (arma::uword j = 0; j < K.n_cols; ++j) {
+    const double* kb = Kbar.colptr(j);
+    const double* k = K.colptr(j);
+    double* g = a.G.colptr(j);
+    double c = 0.0;
+    for (arma::uword i = 0; i < K.n_rows; ++i) {
+      g[i] = kb[i] * k[i];
+      rs[i] += g[i];
+      c += g[i];
+    }
+    a.col_sums[j] = c;
+  }
+  return a;
+}
+
 // Adjoints of K = h exp(-1/2 ||x_i - z_j||^2) (h = 1 for the unit kernel) w.r.t. Xs and Zs,
-// with G = Kbar % K (K including h).
-void se_input_adjoints(const Var& Xs, const Var& Zs, const arma::mat& G) {
+// from G = Kbar % K (K including h) and its row and column sums.
+void se_input_adjoints(const Var& Xs, const Var& Zs, const AdjointProducts& a) {
   if (Xs.needs_grad()) {
-    arma::mat gx = G * Zs.val();
-    gx -= Xs.val().each_col() % arma::sum(G, 1);
+    arma::mat gx = a.G * Zs.val();
+    gx -= Xs.val().each_col() % a.row_sums;
     ad::accumulate(Xs, std::move(gx));
   }
   if (Zs.needs_grad()) {
-    arma::mat gz = G.t() * Xs.val();
-    gz -= Zs.val().each_col() % arma::sum(G, 0).t();
+    arma::mat gz = a.G.t() * Xs.val();
+    gz -= Zs.val().each_col() % a.col_sums.t();
     ad::accumulate(Zs, std::move(gz));
   }
 }
@@ -105,7 +141,7 @@ Var se_unit(const Var& Xs, const Var& Zs) {
   check_se_inputs("se_unit", Xs, Zs);
   arma::mat K = se_unit_value(Xs.val(), Zs.val());
   return Xs.tape().record(std::move(K), {Xs, Zs}, [Xs, Zs](ad::Node* out) {
-    return [Xs, Zs, out] { se_input_adjoints(Xs, Zs, out->adj % out->val); };
+    return [Xs, Zs, out] { se_input_adjoints(Xs, Zs, adjoint_products(out->adj, out->val)); };
   });
 }
 
@@ -116,14 +152,16 @@ Var se_scaled(const Var& h, const Var& Xs, const Var& Zs) {
         fmt::format("kernels::se_scaled: variance is {}x{}, not 1x1", h.n_rows(), h.n_cols()));
   }
   const double hv = h.scalar();
-  arma::mat K = se_unit_value(Xs.val(), Zs.val());
-  K *= hv;
+  // h inside the exponential (one pass fewer); a variance <= 0 (never from exp(log variance))
+  // multiplies the unit kernel instead.
+  arma::mat K = se_value(Xs.val(), Zs.val(), hv > 0.0 ? std::log(hv) : 0.0);
+  if (!(hv > 0.0)) K *= hv;
   return Xs.tape().record(std::move(K), {h, Xs, Zs}, [h, Xs, Zs, hv](ad::Node* out) {
     return [h, Xs, Zs, hv, out] {
-      const arma::mat G = out->adj % out->val;
+      const AdjointProducts a = adjoint_products(out->adj, out->val);
       // dK/dh = K / h, so hbar = sum(Kbar % K) / h.
-      if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(G) / hv);
-      se_input_adjoints(Xs, Zs, G);
+      if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(a.col_sums) / hv);
+      se_input_adjoints(Xs, Zs, a);
     };
   });
 }

@@ -215,29 +215,38 @@ void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::ma
   }
   if (n == 0) return;
   if (k == 0) return;
-  const int ni = int(n), ki = int(k), ld = trans ? ki : ni;
-  // Element (i, l) of op(P) where op(P) = P (n x k) or P^T: the start of row block i0 is
-  // P + i0 (no trans, leading dimension n) or P + i0 * k (trans, leading dimension k).
-  auto at = [&](const arma::mat& M, arma::uword i0) { return M.memptr() + (trans ? i0 * k : i0); };
+  const int ni = int(n), ld = int(trans ? k : n);
   const CBLAS_TRANSPOSE ta = trans ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = trans ? CblasNoTrans : CblasTrans;
   constexpr arma::uword kBlock = 32;
   arma::mat D(kBlock, kBlock);
-  for (arma::uword j0 = 0; j0 < n; j0 += kBlock) {
-    const arma::uword w = std::min(kBlock, n - j0), j1 = j0 + w;
-    // Off-diagonal part of block column j0..j1: rows j1..n (lower) or 0..j0 (upper).
-    const arma::uword r0 = uplo == Uplo::Lower ? j1 : 0, r1 = uplo == Uplo::Lower ? n : j0;
-    if (r1 > r0) {
-      cblas_dgemm(CblasColMajor, ta, tb, int(r1 - r0), int(w), ki, alpha, at(P, r0), ld, at(Q, j0),
-                  ld, 1.0, C.colptr(j0) + r0, ni);
-    }
-    // Diagonal block, then its triangle.
-    cblas_dgemm(CblasColMajor, ta, tb, int(w), int(w), ki, alpha, at(P, j0), ld, at(Q, j0), ld, 0.0,
-                D.memptr(), int(kBlock));
-    for (arma::uword j = 0; j < w; ++j) {
-      const arma::uword i_begin = uplo == Uplo::Lower ? j : 0;
-      const arma::uword i_end = uplo == Uplo::Lower ? w : j + 1;
-      for (arma::uword i = i_begin; i < i_end; ++i) C(j0 + i, j0 + j) += D(i, j);
+  // A long inner dimension (a large batch: 7,373 on kin8nm) in chunks of kChunk, so that each
+  // chunk of P and Q is read from memory once and the dgemm calls of its blocks pack it from
+  // cache (one pass over P and Q instead of one per block column).
+  constexpr arma::uword kChunk = 512;
+  for (arma::uword l0 = 0; l0 < k; l0 += kChunk) {
+    const int kc = int(std::min(kChunk, k - l0));
+    // Element (i, l0) of op(P), op(P) = P (n x k) or P^T: P + i + l0 n (no trans, leading
+    // dimension n) or P + i k + l0 (trans, leading dimension k).
+    auto at = [&](const arma::mat& M, arma::uword i0) {
+      return M.memptr() + (trans ? i0 * k + l0 : i0 + l0 * n);
+    };
+    for (arma::uword j0 = 0; j0 < n; j0 += kBlock) {
+      const arma::uword w = std::min(kBlock, n - j0), j1 = j0 + w;
+      // Off-diagonal part of block column j0..j1: rows j1..n (lower) or 0..j0 (upper).
+      const arma::uword r0 = uplo == Uplo::Lower ? j1 : 0, r1 = uplo == Uplo::Lower ? n : j0;
+      if (r1 > r0) {
+        cblas_dgemm(CblasColMajor, ta, tb, int(r1 - r0), int(w), kc, alpha, at(P, r0), ld,
+                    at(Q, j0), ld, 1.0, C.colptr(j0) + r0, ni);
+      }
+      // Diagonal block, then its triangle.
+      cblas_dgemm(CblasColMajor, ta, tb, int(w), int(w), kc, alpha, at(P, j0), ld, at(Q, j0), ld,
+                  0.0, D.memptr(), int(kBlock));
+      for (arma::uword j = 0; j < w; ++j) {
+        const arma::uword i_begin = uplo == Uplo::Lower ? j : 0;
+        const arma::uword i_end = uplo == Uplo::Lower ? w : j + 1;
+        for (arma::uword i = i_begin; i < i_end; ++i) C(j0 + i, j0 + j) += D(i, j);
+      }
     }
   }
 }

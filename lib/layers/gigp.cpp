@@ -2,7 +2,9 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
@@ -73,6 +75,91 @@ Var gram_plus_identity(const Var& C) {
 
 }  // namespace
 
+// Each panel of K_it, A and their adjoints is used while in cache: on a large batch the
+// composition of a solve, a column sum of squares and a product passed over the P x B blocks some
+// twelve times (kin8nm GI-DGP depth-2 step, T = 1: 160 against 192 ms). A is kept for the
+// adjoint.
+ConditionalMoments conditional_moments(const Var& Lk, const Var& K, const Var& tt, const Var& w) {
+  const arma::uword P = K.n_rows(), B = K.n_cols(), WS = w.n_cols();
+  auto A = std::make_shared<arma::mat>(P, B, arma::fill::none);
+  arma::mat fm(B, WS, arma::fill::none), fv(B, 1, arma::fill::none);
+  const arma::mat& Kv = K.val();
+  const arma::mat& wv = w.val();
+  const double* ttv = tt.val().memptr();
+  const linalg::PanelFn fill = [&](arma::uword c0, arma::uword nc, double* panel) {
+    std::copy(Kv.colptr(c0), Kv.colptr(c0) + P * nc, panel);
+  };
+  const linalg::PanelFn done = [&](arma::uword c0, arma::uword nc, double* panel) {
+    for (arma::uword j = 0; j < nc; ++j) {
+      const double* a = panel + j * P;
+      double q = 0.0;
+      for (arma::uword i = 0; i < P; ++i) q += a[i] * a[i];
+      fv[c0 + j] = ttv[c0 + j] - q;
+    }
+    if (P > 0 && WS > 0) {  // rows c0 .. c0 + nc - 1 of f_mean = panel^T w
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, int(nc), int(WS), int(P), 1.0, panel,
+                  int(P), wv.memptr(), int(P), 0.0, fm.memptr() + c0, int(B));
+    } else if (WS > 0) {
+      for (arma::uword c = 0; c < WS; ++c)
+        for (arma::uword j = 0; j < nc; ++j) fm(c0 + j, c) = 0.0;
+    }
+  };
+  if (B > 0) linalg::tri_solve_panels(Lk.val(), *A, linalg::Uplo::Lower, false, fill, done);
+  auto dfv = std::make_shared<arma::mat>();  // f_var's adjoint, handed to f_mean's backward
+  ad::Tape& tape = K.tape();
+  const Var f_mean =
+      tape.record(std::move(fm), {Lk, K, tt, w}, [Lk, K, tt, w, A, dfv](ad::Node* out) {
+        return [Lk, K, tt, w, A, dfv, out] {
+          const arma::uword P = A->n_rows, B = A->n_cols, WS = w.n_cols();
+          const arma::mat& dFm = out->adj;
+          arma::vec g = dfv->n_elem == B ? arma::vec(*dfv) : arma::vec(B, arma::fill::zeros);
+          dfv->reset();
+          if (tt.needs_grad()) ad::accumulate(tt, arma::mat(g));
+          if (!(K.needs_grad() || Lk.needs_grad() || w.needs_grad()) || B == 0) return;
+          arma::mat dw(P, WS, arma::fill::zeros), dL(P, P, arma::fill::zeros);
+          arma::mat X(P, B, arma::fill::none);  // K_it's adjoint
+          const bool need_w = w.needs_grad(), need_L = Lk.needs_grad();
+          const arma::mat& wv = w.val();
+          // Panel of A's adjoint, w dFm^T - 2 A diag(g), before the solve with L_K^T.
+          const linalg::PanelFn fill = [&](arma::uword c0, arma::uword nc, double* panel) {
+            const double* Ap = A->colptr(c0);
+            if (P > 0 && WS > 0) {
+              cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(P), int(nc), int(WS), 1.0,
+                          wv.memptr(), int(P), dFm.memptr() + c0, int(B), 0.0, panel, int(P));
+            } else {
+              std::fill(panel, panel + P * nc, 0.0);
+            }
+            for (arma::uword j = 0; j < nc; ++j) {
+              const double gj = -2.0 * g[c0 + j];
+              for (arma::uword i = 0; i < P; ++i) panel[j * P + i] += gj * Ap[j * P + i];
+            }
+            if (need_w && P > 0 && WS > 0) {  // dw += A_panel dFm_panel
+              cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, int(P), int(WS), int(nc), 1.0,
+                          Ap, int(P), dFm.memptr() + c0, int(B), 1.0, dw.memptr(), int(P));
+            }
+          };
+          // Solved: the panel is K_it's adjoint; L_K's is -tril(Kbar A^T).
+          const linalg::PanelFn done = [&](arma::uword c0, arma::uword nc, double* panel) {
+            if (!need_L) return;
+            const arma::mat Kb(panel, P, nc, false, true);
+            const arma::mat Ap(const_cast<double*>(A->colptr(c0)), P, nc, false, true);
+            linalg::add_tri_product(dL, linalg::Uplo::Lower, Kb, Ap, false, -1.0);
+          };
+          linalg::tri_solve_panels(Lk.val(), X, linalg::Uplo::Lower, true, fill, done);
+          if (need_L) ad::accumulate(Lk, std::move(dL));
+          if (need_w) ad::accumulate(w, std::move(dw));
+          if (K.needs_grad()) ad::accumulate(K, std::move(X));
+        };
+      });
+  const Var f_var = tape.record(std::move(fv), {f_mean}, [f_mean, dfv](ad::Node* out) {
+    return [f_mean, dfv, out] {
+      *dfv = out->adj;
+      f_mean.node()->adj_ref();  // makes sure f_mean's backward runs
+    };
+  });
+  return {f_mean, f_var};
+}
+
 Var gigp_precision_factor(const GigpParams& p) {
   const double P = double(p.L_loc.n_rows());
   const Var scale = ad::div(ad::exp(p.L_scale), ad::scale(ad::trace(p.L_loc), 1.0 / P));
@@ -92,9 +179,15 @@ GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var&
   const Var b = ad::solve_lower(g.Lm, g.a);
   g.logpq =
       ad::scale(ad::logdet_chol(g.Lm), -0.5 * double(W)) - ad::scale(ad::sum(ad::square(b)), 0.5);
-  g.A = ad::solve_lower(g.Lk, k.it);    // L_K^{-1} K_it
-  g.f_var = k.tt - ad::col_sumsq(g.A);  // k_tt - diag(K_ti K^{-1} K_it)
+  g.Kit = k.it;
+  g.tt = k.tt;
   return g;
+}
+
+void gigp_share(GigpPrepared& g) {
+  if (g.A.valid()) return;
+  g.A = ad::solve_lower(g.Lk, g.Kit);   // L_K^{-1} K_it
+  g.f_var = g.tt - ad::col_sumsq(g.A);  // k_tt - diag(K_ti K^{-1} K_it)
 }
 
 GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arma::mat& eps2_m) {
@@ -116,8 +209,14 @@ GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arm
   const Var resid = aS - ad::matmul(g.C, w, true, false);
   const Var noise_free = S == 1 ? g.logpq : ad::scale(g.logpq, double(S));
   out.logpq = noise_free + ad::scale(ad::sum(ad::square(resid)), 0.5);
-  out.f_mean = ad::matmul(g.A, w, true, false);
-  out.f_var = g.f_var;
+  if (g.A.valid()) {  // shared by several calls: A and f_var computed once (gigp_share)
+    out.f_mean = ad::matmul(g.A, w, true, false);
+    out.f_var = g.f_var;
+  } else {
+    const ConditionalMoments m = conditional_moments(g.Lk, g.Kit, g.tt, w);
+    out.f_mean = m.f_mean;
+    out.f_var = m.f_var;
+  }
   return out;
 }
 
@@ -134,7 +233,9 @@ GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stre
 
 GigpPrepared gigp_constants(ad::Tape& tape, const GigpPrepared& g) {
   auto c = [&tape](const Var& v) { return tape.constant(v.val()); };
-  return {c(g.Lk), c(g.L), c(g.C), c(g.Lm), c(g.a), c(g.logpq), c(g.A), c(g.f_var)};
+  auto c_opt = [&c](const Var& v) { return v.valid() ? c(v) : Var(); };
+  return {c(g.Lk),    c(g.L),   c(g.C),  c(g.Lm),    c(g.a),
+          c(g.logpq), c(g.Kit), c(g.tt), c_opt(g.A), c_opt(g.f_var)};
 }
 
 Var sample_outputs(const GigpOutput& out, const arma::mat& eps) {

@@ -47,6 +47,17 @@ struct GigpOutput {
 /// in that order) drawn from rng.
 GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stream& rng);
 
+/// The train/test points' conditional moments given the inducing outputs, with
+/// A = L_K^{-1} K_it:  f_mean = A^T w (B x WS, w = L_K^{-1} u, P x WS) and
+/// f_var = k_tt - colsumsq(A) (B x 1). One op with its own adjoint, evaluated panel by panel of
+/// points (linalg::tri_solve_panels), the same numbers as the composition of a triangular solve,
+/// a column sum of squares and a product. f_var is a second node that hands its adjoint to
+/// f_mean's.
+struct ConditionalMoments {
+  Var f_mean, f_var;
+};
+ConditionalMoments conditional_moments(const Var& Lk, const Var& Kit, const Var& tt, const Var& w);
+
 /// Draws f = f_mean + sqrt(f_var) ε, ε ~ N(0, I) (B x W).
 Var sample_outputs(const GigpOutput& out, random::Stream& rng);
 
@@ -66,12 +77,22 @@ struct GigpPrepared {
   Var Lm;     ///< chol(L^T K_ii L + I) = chol(C^T C + I)
   Var a;      ///< L^T v (P x W)
   Var logpq;  ///< 1 x 1, the noise-free terms of one sample's log p(u) - log q(u)
-  Var A;      ///< L_K^{-1} K_it (P x B)
-  Var f_var;  ///< B x 1
+  Var Kit;    ///< K_it (P x B)
+  Var tt;     ///< diag K_tt (B x 1)
+  /// Set by gigp_share for a layer that several gigp_finish calls reuse: A = L_K^{-1} K_it and
+  /// f_var, computed once (gigp_finish then only forms f_mean = A^T w). Unset (the usual case,
+  /// one gigp_finish per prepared layer), gigp_finish computes both in one fused op
+  /// (conditional_moments).
+  Var A;
+  Var f_var;
 };
 
 /// Noise-free part of a layer; `L` is gigp_precision_factor(p) when not given (invalid Var).
 GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L = Var());
+
+/// Computes A and f_var into g (see GigpPrepared) for a prepared layer that several samples reuse
+/// through separate gigp_finish / gigp_sample calls.
+void gigp_share(GigpPrepared& g);
 
 /// S samples at once from stacked noise: eps1 and eps2 are P x (W S), sample s in columns
 /// s W .. s W + W - 1. Returns u (P x W S), f_mean (B x W S), f_var (B x 1, shared) and logpq,

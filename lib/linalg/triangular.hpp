@@ -15,6 +15,7 @@
 #pragma once
 
 #include <armadillo>
+#include <functional>
 #include <utility>
 
 namespace dkp::linalg {
@@ -36,6 +37,17 @@ arma::mat tri_solve(const arma::mat& T, const arma::mat& B, Uplo uplo, bool tran
 /// As tri_solve_inplace on B's own memory (no copy), returning X.
 arma::mat tri_solve(const arma::mat& T, arma::mat&& B, Uplo uplo, bool trans = false,
                     Side side = Side::Left);
+
+/// fill / done of tri_solve_panels: (first column c0, width w, the panel's n x w memory).
+using PanelFn = std::function<void(arma::uword c0, arma::uword w, double* panel)>;
+
+/// op(T) X = B (left side) in panels of right-hand-side columns, fused with the caller's work on
+/// each panel while it is in cache: fill(c0, w, panel) writes columns c0 .. c0 + w - 1 of B into
+/// X's panel (n x w, contiguous in X), the panel is solved in place, then done(c0, w, panel) sees
+/// the solved columns. X must be n x m (n = T's size); its contents on entry are not read. The
+/// panels are in increasing order of c0 and cover all m columns (one panel when m < 8).
+void tri_solve_panels(const arma::mat& T, arma::mat& X, Uplo uplo, bool trans, const PanelFn& fill,
+                      const PanelFn& done);
 
 /// C += alpha * tri(P Q^T) (P, Q n x k) or, when `trans`, C += alpha * tri(P^T Q) (P, Q k x n),
 /// where tri keeps the `uplo` triangle (with the diagonal); C's other triangle is not touched.

@@ -66,6 +66,7 @@ GramModel::HiddenShared GramDgp::hidden_shared(const VarMap& p, const Var& X) co
                   get(p, layer_key(2, "L_scale")), K.ii.n_rows());
   HiddenShared shared;
   shared.first = layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
+  layers::gigp_share(*shared.first);  // every sample finishes it
   return shared;
 }
 

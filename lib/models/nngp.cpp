@@ -112,6 +112,7 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
   if (deterministic_hidden()) {
     shared = hidden(p, Xv, hs, rng);
     out_shared = prepare_output(p, kernel(p, cfg_.depth, shared->G));
+    layers::gigp_share(*out_shared);  // every sample finishes it
   } else {
     hs = hidden_shared(p, Xv);
   }
@@ -142,9 +143,10 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
   const Var Xs = shared_tape.constant(X);
   std::optional<layers::GigpPrepared> out_shared;
   HiddenShared hs;
-  if (deterministic_hidden())
+  if (deterministic_hidden()) {
     out_shared = prepare_output(sp, kernel(sp, cfg_.depth, hidden(sp, Xs, hs, rng).G));
-  else
+    layers::gigp_share(*out_shared);  // every sample finishes it
+  } else
     hs = hidden_shared(sp, Xs);
   ad::Tape tape;
   for (size_t s = 0; s < samples; ++s) {

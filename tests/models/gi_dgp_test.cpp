@@ -7,6 +7,8 @@
 
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
+#include "autodiff/ops_linalg.hpp"
+#include "autodiff/ops_shape.hpp"
 #include "kernels/se.hpp"
 #include "layers/gigp.hpp"
 #include "model_test_support.hpp"
@@ -230,4 +232,53 @@ TEST_CASE("predict equals a sample-by-sample evaluation with the tape ops and th
     }
     CHECK(r1 == r2);  // the same random numbers were consumed
   }
+}
+
+TEST_CASE("conditional_moments: the composition's values and gradients, over several panels") {
+  // B = 600 points: three panels of the fused op (256 + 256 + 88), forward and backward.
+  const size_t P = 12, B = 600, WS = 3;
+  dkp::random::Stream s(dkp::test::seed() + 31);
+  const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
+  const arma::mat K = unit_se_gram(Z);
+  arma::mat Kii = K.submat(0, 0, P - 1, P - 1);
+  Kii.diag() += 1e-3;
+  const arma::mat Lk = arma::chol(Kii, "lower");
+  const arma::mat Kit = K.submat(0, P, P - 1, P + B - 1);
+  const arma::mat tt = 1.0 + 0.1 * arma::abs(dkp::random::normal_matrix(s, B, 1));
+  const arma::mat w = dkp::random::normal_matrix(s, P, WS);
+  // Both outputs contracted with their own random weights, so every element's adjoint counts.
+  auto fused = [](ad::Tape&, const std::vector<ad::Var>& x) {
+    const auto m = dkp::layers::conditional_moments(x[0], x[1], x[2], x[3]);
+    return ad::random_contraction(m.f_mean, 5) + ad::random_contraction(m.f_var, 6);
+  };
+  auto composed = [](ad::Tape&, const std::vector<ad::Var>& x) {
+    const ad::Var A = ad::solve_lower(x[0], x[1]);
+    const ad::Var f_var = x[2] - ad::col_sumsq(A);
+    return ad::random_contraction(ad::matmul(A, x[3], true, false), 5) +
+           ad::random_contraction(f_var, 6);
+  };
+  const std::vector<arma::mat> in{Lk, Kit, tt, w};
+  CHECK(ad::evaluate(fused, in) == doctest::Approx(ad::evaluate(composed, in)).epsilon(1e-12));
+  const auto gf = ad::gradients(fused, in), gc = ad::gradients(composed, in);
+  for (size_t i = 0; i < in.size(); ++i) {
+    CAPTURE(i);
+    CHECK(arma::approx_equal(gf[i], gc[i], "absdiff", 1e-9 * (1.0 + arma::abs(gc[i]).max())));
+  }
+  // Only f_var used (f_mean's backward must still run), and finite differences at a small size.
+  auto var_only = [](ad::Tape&, const std::vector<ad::Var>& x) {
+    return ad::random_contraction(dkp::layers::conditional_moments(x[0], x[1], x[2], x[3]).f_var,
+                                  7);
+  };
+  auto var_only_composed = [](ad::Tape&, const std::vector<ad::Var>& x) {
+    return ad::random_contraction(x[2] - ad::col_sumsq(ad::solve_lower(x[0], x[1])), 7);
+  };
+  const auto gv = ad::gradients(var_only, in), gvc = ad::gradients(var_only_composed, in);
+  for (size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(arma::approx_equal(gv[i], gvc[i], "absdiff", 1e-9 * (1.0 + arma::abs(gvc[i]).max())));
+  }
+  const std::vector<arma::mat> small{Lk.submat(0, 0, 4, 4), Kit.submat(0, 0, 4, 9), tt.rows(0, 9),
+                                     w.rows(0, 4)};
+  const auto r = ad::check_gradient(fused, small, {}, {1, 2, 3});
+  CHECK_MESSAGE(r.ok, r.detail);
 }

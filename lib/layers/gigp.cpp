@@ -234,8 +234,18 @@ GigpOutput gigp_forward(const KernelBlocks& k, const GigpParams& p, random::Stre
 GigpPrepared gigp_constants(ad::Tape& tape, const GigpPrepared& g) {
   auto c = [&tape](const Var& v) { return tape.constant(v.val()); };
   auto c_opt = [&c](const Var& v) { return v.valid() ? c(v) : Var(); };
-  return {c(g.Lk),    c(g.L),   c(g.C),  c(g.Lm),    c(g.a),
-          c(g.logpq), c(g.Kit), c(g.tt), c_opt(g.A), c_opt(g.f_var)};
+  // A shared layer (gigp_share) needs A and f_var, not K_it and k_tt: copy only what it uses.
+  const bool shared = g.A.valid();
+  return {c(g.Lk),
+          c(g.L),
+          c(g.C),
+          c(g.Lm),
+          c(g.a),
+          c(g.logpq),
+          shared ? Var() : c(g.Kit),
+          shared ? Var() : c(g.tt),
+          c_opt(g.A),
+          c_opt(g.f_var)};
 }
 
 Var sample_outputs(const GigpOutput& out, const arma::mat& eps) {

@@ -329,7 +329,7 @@ int cmd_run(const std::vector<std::string>& args) {
   training::install_signal_handlers();
   auto progress = [](const training::StepInfo& s, const training::TrainOptions& o) {
     if (o.log_every == 0 || (s.step % o.log_every != 0 && s.step != o.steps)) return;
-    const double rate = s.seconds > 0 ? double(s.step) / s.seconds : 0.0;
+    const double rate = s.steps_per_second();
     spdlog::info(
         "step {}/{}  elbo {:.4f} (avg {:.4f})  E[log p] {:.4f}  KL {:.4f} (w {:.2f})  "
         "lr {:.0e}  {:.1f} steps/s  ETA {}",

@@ -62,6 +62,7 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
 
   const auto t0 = std::chrono::steady_clock::now();
   StepInfo info;
+  info.first_step = ck.step;
   bool have_avg = false;
   arma::uvec order;
   size_t order_epoch = size_t(-1);

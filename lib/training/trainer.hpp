@@ -46,7 +46,13 @@ struct StepInfo {
   double kl = 0.0;
   double kl_weight = 1.0;
   double lr = 0.0;
-  double seconds = 0.0;  ///< wall time of the steps done in this process
+  double seconds = 0.0;   ///< wall time of the steps done in this process
+  size_t first_step = 0;  ///< step this process started from (the checkpoint's, 0 if fresh)
+
+  /// Steps per second of this process (a resumed run counts only the steps it has done).
+  double steps_per_second() const {
+    return seconds > 0 && step > first_step ? double(step - first_step) / seconds : 0.0;
+  }
 };
 
 struct TrainReport {

@@ -83,8 +83,17 @@ TEST_CASE("an interrupted run resumes from its checkpoint bit-identically") {
     tr::stop_requested().store(false);
     const auto ck = tr::load_checkpoint(opt.checkpoint_path, f.model->initial_parameters());
     CHECK(ck.step == 12);
-    const auto resumed = tr::train(*f.model, f.X, f.y, opt, run);
+    // The progress of the resumed process counts only its own steps (the rate and ETA).
+    size_t first_seen = 99, calls = 0;
+    auto watch = [&](const tr::StepInfo& s, const tr::TrainOptions&) {
+      if (calls++ == 0) first_seen = s.first_step;
+      CHECK(s.step > s.first_step);
+      CHECK(s.steps_per_second() == doctest::Approx(double(s.step - 12) / s.seconds));
+    };
+    const auto resumed = tr::train(*f.model, f.X, f.y, opt, run, watch);
     CHECK(resumed.resumed_from == 12);
+    CHECK(first_seen == 12);
+    CHECK(calls == 30 - 12);
     for (const auto& [name, v] : straight.params)
       CHECK(arma::approx_equal(v, resumed.params.at(name), "absdiff", 0.0));
   }

@@ -23,6 +23,7 @@
 #include "runtime.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
+#include "util/blas_threads.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -256,7 +257,7 @@ int cmd_run(const std::vector<std::string>& args) {
       }
     }
   }
-  set_blas_threads(1);
+  util::set_blas_threads(1);
 
   // Data.
   const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());

@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "runtime.hpp"
+#include "util/blas_threads.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
 
@@ -79,7 +80,7 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 int main(int argc, char** argv) {
   using namespace dkp::cli;
   tune_allocator();
-  set_blas_threads(1);
+  dkp::util::set_blas_threads(1);
   auto logger = spdlog::stderr_color_mt("dkp");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%H:%M:%S] %^%l%$: %v");

@@ -1,0 +1,34 @@
+// util::set_blas_threads(1) leaves no OpenBLAS worker threads behind, and BLAS still works, also
+// after more threads are asked for again.
+
+#include <doctest/doctest.h>
+
+#include <armadillo>
+
+#include "util/blas_threads.hpp"
+
+TEST_CASE("set_blas_threads(1): no OpenBLAS worker threads remain, and products stay correct") {
+  const int before = dkp::util::process_thread_count();
+  REQUIRE(before >= 1);
+  dkp::util::set_blas_threads(1);
+  // This test binary starts no threads of its own, so only the main thread is left (OpenBLAS's
+  // pthread build had started one worker per further core when it was loaded).
+  CHECK(dkp::util::process_thread_count() == 1);
+  arma::mat A(300, 200), B(200, 100);
+  for (arma::uword i = 0; i < A.n_elem; ++i) A[i] = double(i % 17) - 8.0;
+  for (arma::uword i = 0; i < B.n_elem; ++i) B[i] = double(i % 13) - 6.0;
+  auto naive = [&](arma::uword r, arma::uword c) {
+    double s = 0.0;
+    for (arma::uword k = 0; k < A.n_cols; ++k) s += A(r, k) * B(k, c);
+    return s;
+  };
+  const arma::mat C1 = A * B;
+  CHECK(C1(7, 3) == naive(7, 3));
+  CHECK(C1(299, 99) == naive(299, 99));
+  // More threads again (the pool restarts on demand), then back to one.
+  dkp::util::set_blas_threads(2);
+  const arma::mat C2 = A * B;
+  CHECK(arma::approx_equal(C1, C2, "absdiff", 0.0));
+  dkp::util::set_blas_threads(1);
+  CHECK(dkp::util::process_thread_count() == 1);
+}

@@ -9,7 +9,7 @@ namespace dkp::util {
 /// worker threads that OpenBLAS's pthread build starts when the library is loaded, before main:
 /// they busy-wait for work for about 0.1 s, and on a 2-core machine one of them halves the speed
 /// of our own second thread for that time (a two-thread NNGP bench step measured 3.6 against
-/// 2.0 ms in 3 runs of 8). A later request for more threads restarts them.
+/// 2.0 ms in 4 runs of 8). A later request for more threads restarts them.
 void set_blas_threads(int n);
 
 /// Threads of this process (the entries of /proc/self/task; 0 where that is unavailable).

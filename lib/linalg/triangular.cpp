@@ -114,10 +114,6 @@ void solve_rec(const double* T, int ldt, int n, int first, double* B, int ldb, i
   }
 }
 
-}  // namespace
-
-namespace {
-
 // op(T) X = B or X op(T) = B into X, with B = src (same shape as X) copied in panel by panel
 // when src is not null (each panel is copied just before it is solved, while it stays in
 // cache), or B = X's own contents when src is null.
@@ -143,7 +139,6 @@ void solve_into(const arma::mat& T, const double* src, arma::mat& B, Uplo uplo, 
     }
   }
   if (B.n_elem == 0) return;
-  const std::size_t ldb_u = B.n_rows;
   constexpr auto kMax = arma::uword(std::numeric_limits<int>::max());
   if (B.n_rows > kMax || B.n_cols > kMax) {
     throw Error("linalg::tri_solve: matrix too large for 32-bit BLAS");
@@ -178,7 +173,7 @@ void solve_into(const arma::mat& T, const double* src, arma::mat& B, Uplo uplo, 
     if (src != nullptr) {
       if (left) {  // columns c0 .. c0 + w - 1: contiguous
         const double* from = src + std::ptrdiff_t(c0) * ldb;
-        std::copy(from, from + std::size_t(w) * ldb_u, Bp);
+        std::copy(from, from + std::size_t(w) * B.n_rows, Bp);
       } else {  // rows c0 .. c0 + w - 1 of every column
         for (arma::uword j = 0; j < B.n_cols; ++j) {
           const double* from = src + std::ptrdiff_t(j) * ldb + c0;

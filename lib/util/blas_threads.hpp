@@ -12,7 +12,4 @@ namespace dkp::util {
 /// 2.0 ms in 4 runs of 8). A later request for more threads restarts them.
 void set_blas_threads(int n);
 
-/// Threads of this process (the entries of /proc/self/task; 0 where that is unavailable).
-int process_thread_count();
-
 }  // namespace dkp::util

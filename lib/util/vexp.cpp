@@ -63,28 +63,27 @@ bool vector_exp_avx512() {
   return ok;
 }
 
-void exp_inplace(double* x, std::size_t n) {
+namespace {
+
+// x[i] <- f(x[i]) through the widest libmvec variant this CPU runs, else the scalar function.
+void apply(Vec8 f8, Vec4 f4, double (*f1)(double), double* x, std::size_t n) {
   if (vector_exp_avx512()) {
-    apply_avx512(_ZGVeN8v_exp, scalar_exp, x, n);
-    return;
+    apply_avx512(f8, f1, x, n);
+  } else if (vector_exp_available()) {
+    apply_avx2(f4, f1, x, n);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) x[i] = f1(x[i]);
   }
-  if (vector_exp_available()) {
-    apply_avx2(_ZGVdN4v_exp, scalar_exp, x, n);
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
+}  // namespace
+
+void exp_inplace(double* x, std::size_t n) {
+  apply(_ZGVeN8v_exp, _ZGVdN4v_exp, scalar_exp, x, n);
 }
 
 void acos_inplace(double* x, std::size_t n) {
-  if (vector_exp_avx512()) {
-    apply_avx512(_ZGVeN8v_acos, scalar_acos, x, n);
-    return;
-  }
-  if (vector_exp_available()) {
-    apply_avx2(_ZGVdN4v_acos, scalar_acos, x, n);
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) x[i] = std::acos(x[i]);
+  apply(_ZGVeN8v_acos, _ZGVdN4v_acos, scalar_acos, x, n);
 }
 
 }  // namespace dkp::util

@@ -1,6 +1,9 @@
 #include "distributions/inverse_wishart.hpp"
 
+#include <cblas.h>
+
 #include <cmath>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -9,6 +12,7 @@
 #include "autodiff/ops_shape.hpp"
 #include "autodiff/ops_special.hpp"
 #include "distributions/gamma_op.hpp"
+#include "linalg/triangular.hpp"
 #include "util/error.hpp"
 
 namespace dkp::distributions {
@@ -40,6 +44,116 @@ Var iw_normaliser(const Var& nu, arma::uword P) {
   Var half_nu = ad::scale(nu, 0.5);
   return ad::sub(ad::scale(nu, -0.5 * static_cast<double>(P) * kLog2),
                  ad::mvlgamma(half_nu, static_cast<int>(P)));
+}
+
+// The conditional's second half as one op:
+//   Y = L^{-T} (A + E diag(sqrt(g_c))),  g_it = G Y,  g_tt = g_c + colsum(g_it o Y),
+// for G (P x P, symmetric), L (lower), A (P x n), g_c (n x 1) and the constant draws E (P x n).
+// The composed ops pass over P x n blocks some fifteen times, forward and backward; this does
+// the solve in panels of columns with the product by G and the column sums on each panel while
+// it is in cache, and the adjoint likewise:
+//   H = g_it_bar + Y diag(g_tt_bar),  G_bar = H Y^T,  Y_bar = G H + g_it diag(g_tt_bar),
+//   R_bar = L^{-1} Y_bar,  L_bar = -tril(Y R_bar^T),  A_bar = R_bar,
+//   g_c_bar = g_tt_bar + colsum(E o R_bar) / (2 sqrt(g_c)).
+std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var& A, const Var& g_c,
+                                          arma::mat E) {
+  const arma::uword P = A.n_rows(), n = A.n_cols();
+  auto Y = std::make_shared<arma::mat>(P, n, arma::fill::none);
+  auto Eh = std::make_shared<arma::mat>(std::move(E));
+  auto sd = std::make_shared<arma::vec>(arma::sqrt(arma::vec(g_c.val())));
+  arma::mat git(P, n, arma::fill::none);
+  arma::mat gtt(n, 1, arma::fill::none);
+  const arma::mat& Av = A.val();
+  const arma::mat& Gv = G.val();
+  const double* gc = g_c.val().memptr();
+  const linalg::PanelFn fill = [&](arma::uword c0, arma::uword nc, double* panel) {
+    for (arma::uword j = 0; j < nc; ++j) {
+      const double sj = (*sd)[c0 + j];
+      const double* a = Av.colptr(c0 + j);
+      const double* e = Eh->colptr(c0 + j);
+      double* r = panel + j * P;
+      for (arma::uword i = 0; i < P; ++i) r[i] = a[i] + sj * e[i];
+    }
+  };
+  const linalg::PanelFn done = [&](arma::uword c0, arma::uword nc, double* panel) {
+    double* out = git.colptr(c0);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, int(P), int(nc), int(P), 1.0,
+                Gv.memptr(), int(P), panel, int(P), 0.0, out, int(P));
+    for (arma::uword j = 0; j < nc; ++j) {
+      const double* y = panel + j * P;
+      const double* g = out + j * P;
+      double q = 0.0;
+      for (arma::uword i = 0; i < P; ++i) q += g[i] * y[i];
+      gtt[c0 + j] = gc[c0 + j] + q;
+    }
+  };
+  if (n > 0 && P > 0) linalg::tri_solve_panels(L.val(), *Y, linalg::Uplo::Lower, true, fill, done);
+  auto dtt = std::make_shared<arma::vec>();  // g_tt's adjoint, handed to g_it's backward
+  Tape& tape = A.tape();
+  const Var g_it =
+      tape.record(std::move(git), {G, L, A, g_c}, [G, L, A, g_c, Y, Eh, sd, dtt](ad::Node* out) {
+        return [G, L, A, g_c, Y, Eh, sd, dtt, out] {
+          const arma::uword P = Y->n_rows, n = Y->n_cols;
+          if (n == 0 || P == 0) return;
+          const arma::mat& Gb = out->adj;
+          const arma::mat& git = out->val;
+          const arma::mat& Gv = G.val();
+          const arma::vec d = dtt->n_elem == n ? arma::vec(*dtt) : arma::vec(n, arma::fill::zeros);
+          dtt->reset();
+          arma::mat dG(P, P, arma::fill::zeros), dL(P, P, arma::fill::zeros);
+          arma::mat X(P, n, arma::fill::none);  // R_bar = A_bar
+          arma::mat H(P, std::min<arma::uword>(n, 256), arma::fill::none);
+          const bool need_G = G.needs_grad(), need_L = L.needs_grad();
+          const linalg::PanelFn fill = [&](arma::uword c0, arma::uword nc, double* panel) {
+            if (H.n_cols < nc) H.set_size(P, nc);
+            const double* y = Y->colptr(c0);
+            const double* gb = Gb.colptr(c0);
+            for (arma::uword j = 0; j < nc; ++j) {
+              const double dj = d[c0 + j];
+              for (arma::uword i = 0; i < P; ++i) H[j * P + i] = gb[j * P + i] + dj * y[j * P + i];
+            }
+            if (need_G) {  // G_bar += H Y^T
+              cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(P), int(P), int(nc), 1.0,
+                          H.memptr(), int(P), y, int(P), 1.0, dG.memptr(), int(P));
+            }
+            // Y_bar = G H + g_it diag(d)
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, int(P), int(nc), int(P), 1.0,
+                        Gv.memptr(), int(P), H.memptr(), int(P), 0.0, panel, int(P));
+            const double* g = git.colptr(c0);
+            for (arma::uword j = 0; j < nc; ++j) {
+              const double dj = d[c0 + j];
+              for (arma::uword i = 0; i < P; ++i) panel[j * P + i] += dj * g[j * P + i];
+            }
+          };
+          arma::vec dgc = d;
+          const linalg::PanelFn done = [&](arma::uword c0, arma::uword nc, double* panel) {
+            if (need_L) {
+              const arma::mat Yp(Y->colptr(c0), P, nc, false, true);
+              const arma::mat Rb(panel, P, nc, false, true);
+              linalg::add_tri_product(dL, linalg::Uplo::Lower, Yp, Rb, false, -1.0);
+            }
+            for (arma::uword j = 0; j < nc; ++j) {
+              const double* e = Eh->colptr(c0 + j);
+              const double* r = panel + j * P;
+              double q = 0.0;
+              for (arma::uword i = 0; i < P; ++i) q += e[i] * r[i];
+              dgc[c0 + j] += 0.5 * q / (*sd)[c0 + j];
+            }
+          };
+          linalg::tri_solve_panels(L.val(), X, linalg::Uplo::Lower, false, fill, done);
+          if (need_G) ad::accumulate(G, std::move(dG));
+          if (need_L) ad::accumulate(L, std::move(dL));
+          ad::accumulate(A, std::move(X));
+          ad::accumulate(g_c, arma::mat(std::move(dgc)));
+        };
+      });
+  const Var g_tt = tape.record(std::move(gtt), {g_it}, [g_it, dtt](ad::Node* out) {
+    return [g_it, dtt, out] {
+      *dtt = out->adj;
+      g_it.node()->adj_ref();  // makes sure g_it's backward runs
+    };
+  });
+  return {g_it, g_tt};
 }
 
 }  // namespace
@@ -110,20 +224,17 @@ IWConditionalSample inverse_wishart_conditional_sample(const Var& G_ii, const Va
         G_ii.n_rows(), G_ii.n_cols(), L_psi_ii.n_rows(), L_psi_ii.n_cols(), Psi_it.n_rows(), n,
         psi_tt.n_rows(), psi_tt.n_cols(), nu_joint.n_rows(), nu_joint.n_cols()));
   }
-  Tape& tape = G_ii.tape();
   // With A = L^{-1} psi_it (Psi_ii = L L^T): psi_tt.i = psi_tt - ||A||^2 column-wise, and
   //   G_ii^{-1} g_it = Psi_ii^{-1} psi_it + L^{-T} E diag(sqrt(g_tt.i)) = L^{-T} (A + E diag(.)),
   // E ~ N(0, 1), i.e. N(Psi_ii^{-1} psi_it, g_tt.i Psi_ii^{-1}) per column: two triangular
-  // solves with the P_i x n block.
+  // solves with the P_i x n block, the second fused with the product by G_ii
+  // (iw_conditional_finish).
   Var A = ad::solve_lower(L_psi_ii, Psi_it);
   Var psi_c = ad::sub(psi_tt, ad::col_sumsq(A));  // psi_tt.i, n x 1
   Var shape = ad::repmat(ad::scale(nu_joint, 0.5), n, 1);
   Var g_c = inverse_gamma_sample(shape, ad::scale(psi_c, 0.5), s, method);  // g_tt.i, n x 1
-  Var E = tape.constant(random::normal_matrix(s, Pi, n));
-  Var Y = ad::solve_lower(L_psi_ii, ad::add(A, ad::mul_each_row(E, ad::transpose(ad::sqrt(g_c)))),
-                          /*trans=*/true);  // G_ii^{-1} g_it
-  Var g_it = ad::matmul(G_ii, Y);
-  Var g_tt = ad::add(g_c, ad::transpose(ad::col_sums(ad::mul(g_it, Y))));
+  auto [g_it, g_tt] =
+      iw_conditional_finish(G_ii, L_psi_ii, A, g_c, random::normal_matrix(s, Pi, n));
   return {g_it, g_tt, g_c};
 }
 

@@ -1,5 +1,8 @@
 #include "kernels/se.hpp"
 
+#include <cblas.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -37,27 +40,57 @@ Var scale_columns(const Var& X, const Var& log_ell) {
 
 namespace {
 
-// k <- exp(log_h - 1/2 max(0, n_i + m - 2 k)) for i in [first, last): the squared distance from
-// the cross product k, the squared norms n of the rows of X and the squared norm m of one row of
-// Z, clamped at 0 against round-off, then the SE kernel with variance h (log_h = 0: the unit
-// kernel, exactly). One pass, in place.
-void se_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
-                   arma::uword last) {
+// k <- log_h - 1/2 max(0, n_i + m - 2 k) for i in [first, last): the squared distance from the
+// cross product k, the squared norms n of the rows of X and the squared norm m of one row of Z,
+// clamped at 0 against round-off; the SE kernel with variance h is its exponential (log_h = 0:
+// the unit kernel, exactly). In place.
+void se_exponent_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
+                            arma::uword last) {
   for (arma::uword i = first; i < last; ++i) {
     double d = (-2.0 * k[i] + n[i]) + m;
     d = d < 0.0 ? 0.0 : d;
     k[i] = -0.5 * d + log_h;
   }
+}
+
+void se_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
+                   arma::uword last) {
+  se_exponent_from_cross(k, n, m, log_h, first, last);
   if (last > first) util::exp_inplace(k + first, last - first);
 }
 
-// h exp(-1/2 ||x_i - z_j||^2) for the rows of Xs and Zs.
+// Columns per panel of the kernel block's passes: about 64 Ki doubles (512 KiB), which stay in
+// cache between the panel's product and its exponentials (and, in the adjoint, between the
+// elementwise product and the two products with the inputs). A boston block (100 x 455) is one
+// panel; smaller panels measured slower there (more, smaller dgemm calls on a block that fits
+// in cache anyway).
+arma::uword panel_columns(arma::uword rows) {
+  return std::max<arma::uword>(64, (arma::uword(1) << 16) / std::max<arma::uword>(rows, 1));
+}
+
+// h exp(-1/2 ||x_i - z_j||^2) for the rows of Xs and Zs, one panel of columns at a time: the
+// cross product Xs Zs^T into the panel, then the distances and exponentials while it is in
+// cache (with a large batch, the whole block's product, zero fill and exponential pass each went
+// through memory).
 arma::mat se_value(const arma::mat& Xs, const arma::mat& Zs, double log_h) {
-  arma::mat K = Xs * Zs.t();
+  const arma::uword n = Xs.n_rows, m = Zs.n_rows, w = Xs.n_cols;
+  arma::mat K(n, m, arma::fill::none);
+  if (n == 0 || m == 0) return K;
   const arma::vec nx = arma::sum(arma::square(Xs), 1);
   const arma::vec nz = arma::sum(arma::square(Zs), 1);
-  for (arma::uword j = 0; j < K.n_cols; ++j)
-    se_from_cross(K.colptr(j), nx.memptr(), nz[j], log_h, 0, K.n_rows);
+  const arma::uword panel = panel_columns(n);
+  for (arma::uword j0 = 0; j0 < m; j0 += panel) {
+    const arma::uword nc = std::min(panel, m - j0);
+    if (w > 0) {
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(n), int(nc), int(w), 1.0,
+                  Xs.memptr(), int(n), Zs.memptr() + j0, int(m), 0.0, K.colptr(j0), int(n));
+    } else {
+      std::fill(K.colptr(j0), K.colptr(j0) + n * nc, 0.0);
+    }
+    for (arma::uword j = j0; j < j0 + nc; ++j)
+      se_exponent_from_cross(K.colptr(j), nx.memptr(), nz[j], log_h, 0, n);
+    util::exp_inplace(K.colptr(j0), n * nc);  // the panel is contiguous
+  }
   return K;
 }
 
@@ -84,48 +117,55 @@ arma::mat se_unit_sym_value(const arma::mat& Xs) {
 
 namespace {
 
-// The products G = Kbar % K of a kernel block's adjoint and value, with the sums of G's rows
-// and columns, in one pass.
-struct AdjointProducts {
-  arma::mat G;
-  arma::vec row_sums;
-  arma::rowvec col_sums;
-};
-
-AdjointProducts adjoint_products(const arma::mat& Kbar, const arma::mat& K) {
-  AdjointProducts a;
-  a.G.set_size(K.n_rows, K.n_cols);
-  a.row_sums.zeros(K.n_rows);
-  a.col_sums.set_size(K.n_cols);
-  double* rs = a.row_sums.memptr();
-  for (arma::uword j = 0; j < K.n_cols; ++j) {
-    const double* kb = Kbar.colptr(j);
-    const double* k = K.colptr(j);
-    double* g = a.G.colptr(j);
-    double c = 0.0;
-    for (arma::uword i = 0; i < K.n_rows; ++i) {
-      g[i] = kb[i] * k[i];
-      rs[i] += g[i];
-      c += g[i];
-    }
-    a.col_sums[j] = c;
-  }
-  return a;
-}
-
 // Adjoints of K = h exp(-1/2 ||x_i - z_j||^2) (h = 1 for the unit kernel) w.r.t. Xs and Zs,
-// from G = Kbar % K (K including h) and its row and column sums.
-void se_input_adjoints(const Var& Xs, const Var& Zs, const AdjointProducts& a) {
-  if (Xs.needs_grad()) {
-    arma::mat gx = a.G * Zs.val();
-    gx -= Xs.val().each_col() % a.row_sums;
+// from G = Kbar % K (K including h): Xs_bar = G Zs - diag(rowsum G) Xs and Zs_bar = G^T Xs -
+// diag(colsum G) Zs. G is formed one panel of columns at a time and used while in cache (never
+// stored whole). Returns sum(G) (h's adjoint times h).
+double se_input_adjoints(const Var& Xs, const Var& Zs, const arma::mat& Kbar, const arma::mat& K) {
+  const arma::uword n = K.n_rows, m = K.n_cols, w = Xs.n_cols();
+  const bool need_x = Xs.needs_grad(), need_z = Zs.needs_grad();
+  arma::mat gx(n, w, arma::fill::zeros), gz(need_z ? m : 0, w, arma::fill::none);
+  arma::vec rs(n, arma::fill::zeros);
+  const arma::uword panel = panel_columns(n);
+  arma::mat G(n, std::min(panel, m), arma::fill::none);
+  const arma::mat& Xv = Xs.val();
+  const arma::mat& Zv = Zs.val();
+  double total = 0.0;
+  for (arma::uword j0 = 0; j0 < m; j0 += panel) {
+    const arma::uword nc = std::min(panel, m - j0);
+    double* r = rs.memptr();
+    for (arma::uword j = 0; j < nc; ++j) {
+      const double* kb = Kbar.colptr(j0 + j);
+      const double* k = K.colptr(j0 + j);
+      double* g = G.colptr(j);
+      double c = 0.0;
+      for (arma::uword i = 0; i < n; ++i) {
+        g[i] = kb[i] * k[i];
+        r[i] += g[i];
+        c += g[i];
+      }
+      total += c;
+      if (need_z) {
+        const double* z = Zv.memptr() + j0 + j;
+        for (arma::uword d = 0; d < w; ++d) gz.at(j0 + j, d) = -c * z[d * m];
+      }
+    }
+    if (w == 0 || n == 0) continue;
+    if (need_x) {  // gx += G_panel Zs(j0 .. j0 + nc, :)
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, int(n), int(w), int(nc), 1.0,
+                  G.memptr(), int(n), Zv.memptr() + j0, int(m), 1.0, gx.memptr(), int(n));
+    }
+    if (need_z) {  // gz(j0 .. j0 + nc, :) += G_panel^T Xs
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, int(nc), int(w), int(n), 1.0, G.memptr(),
+                  int(n), Xv.memptr(), int(n), 1.0, gz.memptr() + j0, int(m));
+    }
+  }
+  if (need_x) {
+    gx -= Xv.each_col() % rs;
     ad::accumulate(Xs, std::move(gx));
   }
-  if (Zs.needs_grad()) {
-    arma::mat gz = a.G.t() * Xs.val();
-    gz -= Zs.val().each_col() % a.col_sums.t();
-    ad::accumulate(Zs, std::move(gz));
-  }
+  if (need_z) ad::accumulate(Zs, std::move(gz));
+  return total;
 }
 
 void check_se_inputs(const char* op, const Var& Xs, const Var& Zs) {
@@ -141,7 +181,7 @@ Var se_unit(const Var& Xs, const Var& Zs) {
   check_se_inputs("se_unit", Xs, Zs);
   arma::mat K = se_unit_value(Xs.val(), Zs.val());
   return Xs.tape().record(std::move(K), {Xs, Zs}, [Xs, Zs](ad::Node* out) {
-    return [Xs, Zs, out] { se_input_adjoints(Xs, Zs, adjoint_products(out->adj, out->val)); };
+    return [Xs, Zs, out] { se_input_adjoints(Xs, Zs, out->adj, out->val); };
   });
 }
 
@@ -158,10 +198,9 @@ Var se_scaled(const Var& h, const Var& Xs, const Var& Zs) {
   if (!(hv > 0.0)) K *= hv;
   return Xs.tape().record(std::move(K), {h, Xs, Zs}, [h, Xs, Zs, hv](ad::Node* out) {
     return [h, Xs, Zs, hv, out] {
-      const AdjointProducts a = adjoint_products(out->adj, out->val);
       // dK/dh = K / h, so hbar = sum(Kbar % K) / h.
-      if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(a.col_sums) / hv);
-      se_input_adjoints(Xs, Zs, a);
+      const double total = se_input_adjoints(Xs, Zs, out->adj, out->val);
+      if (h.needs_grad()) ad::accumulate_fill(h, total / hv);
     };
   });
 }

@@ -93,6 +93,43 @@ Var se_unit_from_gram(const Var& C, const Var& a, const Var& b, const Var& log_e
   });
 }
 
+namespace {
+
+// The adjoint of K = arccos_relu(C, a, b) in one pass over the block: C_bar = g % dK/dC and,
+// with gr = g % r / (2 pi), a_bar = rowsum(gr) / a and b_bar = colsum(gr) / b.
+void arccos_relu_backward(const arma::mat& g, const arma::mat& dC, const arma::mat& R, const Var& C,
+                          const Var& a, const Var& b) {
+  const arma::uword n = g.n_rows, m = g.n_cols;
+  const bool need_c = C.needs_grad(), need_ab = a.needs_grad() || b.needs_grad();
+  arma::mat gc(need_c ? n : 0, need_c ? m : 0, arma::fill::none);
+  arma::vec ra(n, arma::fill::zeros), cb(m, arma::fill::zeros);
+  constexpr double kHalfInvPi = 0.5 / M_PI;
+  for (arma::uword j = 0; j < m; ++j) {
+    const double* __restrict gj = g.colptr(j);
+    if (need_c) {
+      double* __restrict o = gc.colptr(j);
+      const double* __restrict d = dC.colptr(j);
+      for (arma::uword i = 0; i < n; ++i) o[i] = gj[i] * d[i];
+    }
+    if (need_ab) {
+      const double* __restrict r = R.colptr(j);
+      double* __restrict rs = ra.memptr();
+      double c = 0.0;
+      for (arma::uword i = 0; i < n; ++i) {
+        const double v = gj[i] * r[i] * kHalfInvPi;
+        rs[i] += v;
+        c += v;
+      }
+      cb[j] = c;
+    }
+  }
+  if (need_c) ad::accumulate(C, std::move(gc));
+  if (a.needs_grad()) ad::accumulate(a, arma::mat(ra / a.val()));
+  if (b.needs_grad()) ad::accumulate(b, arma::mat(cb / b.val()));
+}
+
+}  // namespace
+
 Var arccos_relu(const Var& C, const Var& a, const Var& b) {
   constexpr double kInvPi = 1.0 / M_PI;
   check_block(C, a, b, "arccos_relu");
@@ -138,15 +175,7 @@ Var arccos_relu(const Var& C, const Var& a, const Var& b) {
   return C.tape().record(std::move(K), {C, a, b},
                          [C, a, b, dC = std::move(dC), R = std::move(R)](ad::Node* out) mutable {
                            return [C, a, b, dC = std::move(dC), R = std::move(R), out] {
-                             const arma::mat& g = out->adj;
-                             if (C.needs_grad()) C.node()->adj_ref() += g % dC;
-                             if (a.needs_grad() || b.needs_grad()) {
-                               const arma::mat gr = g % R / (2.0 * M_PI);
-                               if (a.needs_grad())
-                                 a.node()->adj_ref() += arma::sum(gr, 1) / a.val();
-                               if (b.needs_grad())
-                                 b.node()->adj_ref() += arma::sum(gr, 0).t() / b.val();
-                             }
+                             arccos_relu_backward(out->adj, dC, R, C, a, b);
                            };
                          });
 }

@@ -152,7 +152,10 @@ Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t 
   }
   k.Lq = ad::cholesky(Psi, "dwp posterior scale Psi");
   // The train/test conditional (GW paper eqs. 40-44): mean k_ti K_ii^{-1} F_i = Ak^T L_K^{-1} F_i,
-  // Sigma_tt.i = (k_tt - k_ti K_ii^{-1} k_it) / nu with k_tt = h (SE diagonal).
+  // Sigma_tt.i = (k_tt - k_ti K_ii^{-1} k_it) / nu with k_tt = h (SE diagonal). Layer 1's part is
+  // shared by the samples, so its solve Ak is kept for all of them; a deeper layer's is finished by
+  // forward() with the fused layers::conditional_moments once F_i is sampled.
+  if (l != 1) return k;
   k.Ak = ad::solve_lower(k.Lk, k.Kit);  // P x B
   const Var schur = ad::mul(k.h, tape.constant(arma::ones(B, 1))) -
                     ad::matmul(ad::square(k.Ak), tape.constant(arma::ones(P, 1)), true, false);
@@ -216,9 +219,19 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
     // ---- train/test features from the conditional prior (GW paper eqs. 40-44) ----
     const Var Fi_new =
         width_ > m_ ? ad::join_horiz(s.F, tape.constant(arma::zeros(P, width_ - m_))) : s.F;
-    const Var mean = ad::matmul(k.Ak, ad::solve_lower(k.Lk, Fi_new), true, false);  // B x nu
+    const Var w = ad::solve_lower(k.Lk, Fi_new);  // L_K^{-1} F_i
+    Var mean, sd;                                 // B x nu, B x 1
+    if (k.Ak.valid()) {
+      mean = ad::matmul(k.Ak, w, true, false);
+      sd = k.sd;
+    } else {
+      const layers::ConditionalMoments m = layers::conditional_moments(
+          k.Lk, k.Kit, ad::mul(k.h, tape.constant(arma::ones(B, 1))), w);
+      mean = m.f_mean;
+      sd = ad::sqrt(ad::scale(m.f_var, 1.0 / nu));
+    }
     const Var Ft_new =
-        mean + ad::mul_each_col(tape.constant(random::normal_matrix(rng, B, width_)), k.sd);
+        mean + ad::mul_each_col(tape.constant(random::normal_matrix(rng, B, width_)), sd);
     Fi = Fi_new;
     Ft = Ft_new;
     if (trace) {

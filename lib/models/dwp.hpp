@@ -123,7 +123,7 @@ class Dwp final : public Model {
     autodiff::Var h, Kii, Kit;  ///< SE kernel: variance (1 x 1), P x P, P x B
     autodiff::Var Lk, Lp;       ///< hidden layers: chol K_ii, chol(K_ii / nu) (the prior's scale)
     autodiff::Var Lq;           ///< chol Psi, the posterior's scale
-    autodiff::Var Ak, sd;       ///< L_K^{-1} K_it (P x B), sqrt(Sigma_tt.i) (B x 1)
+    autodiff::Var Ak, sd;       ///< layer 1 only: L_K^{-1} K_it (P x B), sqrt(Sigma_tt.i) (B x 1)
   };
   LayerPrep prepare_layer(const VarMap& p, const Shared& shared, size_t l, const autodiff::Var& Fi,
                           const autodiff::Var& Ft) const;

@@ -38,8 +38,12 @@ missing=""; for p in $(1); do \
 	else echo "deps: all packages present ($(firstword $(1)) ...)"; fi
 endef
 
+# CMAKE_FLAGS: extra configure options, e.g. -DDKP_NATIVE=ON (with its own BUILD_DIR: a build
+# directory is configured once).
+CMAKE_FLAGS ?=
+
 $(BUILD_DIR)/CMakeCache.txt:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
 
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)

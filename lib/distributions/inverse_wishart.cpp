@@ -47,20 +47,21 @@ Var iw_normaliser(const Var& nu, arma::uword P) {
 }
 
 // The conditional's second half as one op:
-//   Y = L^{-T} (A + E diag(sqrt(g_c))),  g_it = G Y,  g_tt = g_c + colsum(g_it o Y),
-// for G (P x P, symmetric), L (lower), A (P x n), g_c (n x 1) and the constant draws E (P x n).
+//   Y = L^{-T} (A + E diag(sd)),  g_it = G Y,  g_tt = g_c + colsum(g_it o Y),
+// for G (P x P, symmetric), L (lower), A (P x n), sd and g_c (n x 1) and the constant draws E
+// (P x n).
 // The composed ops pass over P x n blocks some fifteen times, forward and backward; this does
 // the solve in panels of columns with the product by G and the column sums on each panel while
 // it is in cache, and the adjoint likewise:
 //   H = g_it_bar + Y diag(g_tt_bar),  G_bar = H Y^T,  Y_bar = G H + g_it diag(g_tt_bar),
 //   R_bar = L^{-1} Y_bar,  L_bar = -tril(Y R_bar^T),  A_bar = R_bar,
-//   g_c_bar = g_tt_bar + colsum(E o R_bar) / (2 sqrt(g_c)).
-std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var& A, const Var& g_c,
-                                          arma::mat E) {
+//   sd_bar = colsum(E o R_bar),  g_c_bar = g_tt_bar.
+std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var& A, const Var& sd,
+                                          const Var& g_c, arma::mat E) {
   const arma::uword P = A.n_rows(), n = A.n_cols();
   auto Y = std::make_shared<arma::mat>(P, n, arma::fill::none);
   auto Eh = std::make_shared<arma::mat>(std::move(E));
-  auto sd = std::make_shared<arma::vec>(arma::sqrt(arma::vec(g_c.val())));
+  const arma::mat& sdv = sd.val();
   arma::mat git(P, n, arma::fill::none);
   arma::mat gtt(n, 1, arma::fill::none);
   const arma::mat& Av = A.val();
@@ -68,7 +69,7 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
   const double* gc = g_c.val().memptr();
   const linalg::PanelFn fill = [&](arma::uword c0, arma::uword nc, double* panel) {
     for (arma::uword j = 0; j < nc; ++j) {
-      const double sj = (*sd)[c0 + j];
+      const double sj = sdv[c0 + j];
       const double* a = Av.colptr(c0 + j);
       const double* e = Eh->colptr(c0 + j);
       double* r = panel + j * P;
@@ -90,9 +91,9 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
   if (n > 0 && P > 0) linalg::tri_solve_panels(L.val(), *Y, linalg::Uplo::Lower, true, fill, done);
   auto dtt = std::make_shared<arma::vec>();  // g_tt's adjoint, handed to g_it's backward
   Tape& tape = A.tape();
-  const Var g_it =
-      tape.record(std::move(git), {G, L, A, g_c}, [G, L, A, g_c, Y, Eh, sd, dtt](ad::Node* out) {
-        return [G, L, A, g_c, Y, Eh, sd, dtt, out] {
+  const Var g_it = tape.record(
+      std::move(git), {G, L, A, sd, g_c}, [G, L, A, sd, g_c, Y, Eh, dtt](ad::Node* out) {
+        return [G, L, A, sd, g_c, Y, Eh, dtt, out] {
           const arma::uword P = Y->n_rows, n = Y->n_cols;
           if (n == 0 || P == 0) return;
           const arma::mat& Gb = out->adj;
@@ -125,7 +126,7 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
               for (arma::uword i = 0; i < P; ++i) panel[j * P + i] += dj * g[j * P + i];
             }
           };
-          arma::vec dgc = d;
+          arma::vec dsd(n, arma::fill::none);
           const linalg::PanelFn done = [&](arma::uword c0, arma::uword nc, double* panel) {
             if (need_L) {
               const arma::mat Yp(Y->colptr(c0), P, nc, false, true);
@@ -137,14 +138,15 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
               const double* r = panel + j * P;
               double q = 0.0;
               for (arma::uword i = 0; i < P; ++i) q += e[i] * r[i];
-              dgc[c0 + j] += 0.5 * q / (*sd)[c0 + j];
+              dsd[c0 + j] = q;
             }
           };
           linalg::tri_solve_panels(L.val(), X, linalg::Uplo::Lower, false, fill, done);
           if (need_G) ad::accumulate(G, std::move(dG));
           if (need_L) ad::accumulate(L, std::move(dL));
           ad::accumulate(A, std::move(X));
-          ad::accumulate(g_c, arma::mat(std::move(dgc)));
+          ad::accumulate(sd, arma::mat(std::move(dsd)));
+          ad::accumulate(g_c, arma::mat(d));
         };
       });
   const Var g_tt = tape.record(std::move(gtt), {g_it}, [g_it, dtt](ad::Node* out) {
@@ -210,31 +212,35 @@ Var inverse_wishart_log_prob_at_sample(const PsdSample& sample, const Var& L, co
   return ad::add(lp, iw_normaliser(nu, P));
 }
 
-IWConditionalSample inverse_wishart_conditional_sample(const Var& G_ii, const Var& L_psi_ii,
-                                                       const Var& Psi_it, const Var& psi_tt,
+IWConditionalSample inverse_wishart_conditional_sample(const Var& G_ii, const Var& L_ii,
+                                                       const Var& K_it, const Var& k_tt,
                                                        const Var& nu_joint, random::Stream& s,
-                                                       GammaMethod method) {
-  const arma::uword Pi = G_ii.n_rows(), n = Psi_it.n_cols();
-  if (G_ii.n_cols() != Pi || L_psi_ii.n_rows() != Pi || L_psi_ii.n_cols() != Pi ||
-      Psi_it.n_rows() != Pi || psi_tt.n_rows() != n || psi_tt.n_cols() != 1 ||
-      nu_joint.val().n_elem != 1) {
+                                                       GammaMethod method, const Var& scale) {
+  const arma::uword Pi = G_ii.n_rows(), n = K_it.n_cols();
+  if (G_ii.n_cols() != Pi || L_ii.n_rows() != Pi || L_ii.n_cols() != Pi || K_it.n_rows() != Pi ||
+      k_tt.n_rows() != n || k_tt.n_cols() != 1 || nu_joint.val().n_elem != 1 ||
+      (scale.valid() && scale.val().n_elem != 1)) {
     throw Error(fmt::format(
-        "distributions::inverse_wishart_conditional_sample: G_ii {}x{}, L_psi_ii {}x{}, Psi_it "
-        "{}x{}, psi_tt {}x{} (need n x 1), nu {}x{}",
-        G_ii.n_rows(), G_ii.n_cols(), L_psi_ii.n_rows(), L_psi_ii.n_cols(), Psi_it.n_rows(), n,
-        psi_tt.n_rows(), psi_tt.n_cols(), nu_joint.n_rows(), nu_joint.n_cols()));
+        "distributions::inverse_wishart_conditional_sample: G_ii {}x{}, L_ii {}x{}, K_it {}x{}, "
+        "k_tt {}x{} (need n x 1), nu {}x{}, scale {}",
+        G_ii.n_rows(), G_ii.n_cols(), L_ii.n_rows(), L_ii.n_cols(), K_it.n_rows(), n, k_tt.n_rows(),
+        k_tt.n_cols(), nu_joint.n_rows(), nu_joint.n_cols(),
+        scale.valid() ? fmt::format("{}x{}", scale.n_rows(), scale.n_cols()) : "none"));
   }
-  // With A = L^{-1} psi_it (Psi_ii = L L^T): psi_tt.i = psi_tt - ||A||^2 column-wise, and
-  //   G_ii^{-1} g_it = Psi_ii^{-1} psi_it + L^{-T} E diag(sqrt(g_tt.i)) = L^{-T} (A + E diag(.)),
-  // E ~ N(0, 1), i.e. N(Psi_ii^{-1} psi_it, g_tt.i Psi_ii^{-1}) per column: two triangular
-  // solves with the P_i x n block, the second fused with the product by G_ii
+  // Psi = c K (c = scale, or 1), K_ii = L L^T. With A = L^{-1} k_it:
+  //   psi_tt.i = c (k_tt - ||A||^2) column-wise, and, as Psi_ii^{-1} psi_it = K_ii^{-1} k_it,
+  //   G_ii^{-1} g_it = L^{-T} (A + E diag(sqrt(g_tt.i / c))),  E ~ N(0, 1),
+  // i.e. N(Psi_ii^{-1} psi_it, g_tt.i Psi_ii^{-1}) per column. The scale c only touches n-vectors
+  // (no P_i x n block is scaled); the second solve is fused with the product by G_ii
   // (iw_conditional_finish).
-  Var A = ad::solve_lower(L_psi_ii, Psi_it);
-  Var psi_c = ad::sub(psi_tt, ad::col_sumsq(A));  // psi_tt.i, n x 1
-  Var shape = ad::repmat(ad::scale(nu_joint, 0.5), n, 1);
-  Var g_c = inverse_gamma_sample(shape, ad::scale(psi_c, 0.5), s, method);  // g_tt.i, n x 1
+  const Var A = ad::solve_lower(L_ii, K_it);
+  Var psi_c = ad::sub(k_tt, ad::col_sumsq(A));  // psi_tt.i, n x 1
+  if (scale.valid()) psi_c = ad::mul(scale, psi_c);
+  const Var shape = ad::repmat(ad::scale(nu_joint, 0.5), n, 1);
+  const Var g_c = inverse_gamma_sample(shape, ad::scale(psi_c, 0.5), s, method);  // g_tt.i
+  const Var sd = ad::sqrt(scale.valid() ? ad::div(g_c, scale) : g_c);
   auto [g_it, g_tt] =
-      iw_conditional_finish(G_ii, L_psi_ii, A, g_c, random::normal_matrix(s, Pi, n));
+      iw_conditional_finish(G_ii, L_ii, A, sd, g_c, random::normal_matrix(s, Pi, n));
   return {g_it, g_tt, g_c};
 }
 

@@ -34,9 +34,9 @@ Var inverse_wishart_log_prob(const Var& G, const Var& L, const Var& nu,
 Var inverse_wishart_log_prob_at_sample(const PsdSample& sample, const Var& L, const Var& nu);
 
 /// Train/test points given the inducing block, one point at a time (DKP paper appendix I,
-/// eqs. 105-107). With Psi the joint IW scale (Psi_ii P_i x P_i, Psi_it P_i x n, psi_tt n x 1 the
-/// diagonal of Psi_tt) and nu_joint the joint IW degrees of freedom, independently for each of the
-/// n columns t:
+/// eqs. 105-107). With Psi = c K the joint IW scale (K_ii P_i x P_i with lower Cholesky factor
+/// L_ii, K_it P_i x n, k_tt n x 1 the diagonal of K_tt; c = `scale`, 1 x 1, or 1 when not given)
+/// and nu_joint the joint IW degrees of freedom, independently for each of the n columns t:
 ///   psi_tt.i = psi_tt - psi_it^T Psi_ii^{-1} psi_it,
 ///   g_tt.i   ~ InverseGamma(nu_joint / 2, psi_tt.i / 2)   (shape, scale),
 ///   G_ii^{-1} g_it ~ N(Psi_ii^{-1} psi_it, g_tt.i Psi_ii^{-1}),
@@ -44,16 +44,17 @@ Var inverse_wishart_log_prob_at_sample(const PsdSample& sample, const Var& L, co
 /// This is the IW partition theorem (the Schur complement of an IW(Psi, nu) block is
 /// IW(Psi_tt.i, nu), independent of G_ii ~ IW(Psi_ii, nu - P_t)); eq. 106 has
 /// nu_joint = delta + P_i + P_t + 1 with P_t the number of train/test points in the minibatch, as
-/// the reference code does (notes section 2). L_psi_ii is the lower Cholesky factor of Psi_ii.
-/// Returns g_it (P_i x n) and g_tt (n x 1).
+/// the reference code does (notes section 2). Passing the scale c separately (the DIWP's delta)
+/// spares scaling the P_i x n block. Returns g_it (P_i x n) and g_tt (n x 1).
 struct IWConditionalSample {
   Var g_it;          ///< P_i x n
   Var g_tt;          ///< n x 1
   Var g_tt_given_i;  ///< n x 1, the Schur complements g_tt.i
 };
-IWConditionalSample inverse_wishart_conditional_sample(const Var& G_ii, const Var& L_psi_ii,
-                                                       const Var& Psi_it, const Var& psi_tt,
+IWConditionalSample inverse_wishart_conditional_sample(const Var& G_ii, const Var& L_ii,
+                                                       const Var& K_it, const Var& k_tt,
                                                        const Var& nu_joint, random::Stream& s,
-                                                       GammaMethod method = GammaMethod::Rejection);
+                                                       GammaMethod method = GammaMethod::Rejection,
+                                                       const Var& scale = Var());
 
 }  // namespace dkp::distributions

@@ -105,8 +105,8 @@ IwLayerSample diwp_hidden_layer(const kernels::GramBlocks& K, const Var& log_del
   // Train/test points one at a time given G_ii (appendix I); Psi = delta K(G_{l-1}).
   const double pt = reference_batch_dof ? double(B) : 1.0;
   const Var nu_t = ad::add_scalar(delta, p + pt + 1.0);
-  const dist::IWConditionalSample c = dist::inverse_wishart_conditional_sample(
-      s.G, L_p, ad::mul(delta, K.it), ad::mul(delta, K.tt), nu_t, rng, method);
+  const dist::IWConditionalSample c =
+      dist::inverse_wishart_conditional_sample(s.G, L_k, K.it, K.tt, nu_t, rng, method, delta);
   out.G = {s.G, c.g_it, c.g_tt};
   return out;
 }

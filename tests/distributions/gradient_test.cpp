@@ -154,57 +154,67 @@ TEST_CASE("gradients: inverse Wishart log densities w.r.t. Psi, nu and G; the co
       {Uj, sc(std::log(3.0))}, "inverse_wishart_conditional_sample");
 }
 
-TEST_CASE("the IW conditional's fused second half equals the composed ops, over several panels") {
-  // n = 600 points: three panels of the fused solve (256 + 256 + 88), forward and backward; the
-  // composed form draws the same numbers from the same stream in the same order.
+TEST_CASE("the IW conditional (fused second half, scale apart) equals the composed ops") {
+  // n = 600 points: three panels of the fused solve (256 + 256 + 88), forward and backward. The
+  // composed form is the conditional written for Psi = c K with L_psi = sqrt(c) L, every P x n
+  // block scaled; it draws the same numbers from the same stream in the same order.
   const arma::uword Pi = 12, n = 600;
   auto s = stream("iw-conditional-fused");
   const arma::mat Z = dkp::random::normal_matrix(s, Pi + n, 2);
-  arma::mat Psi = arma::exp(-0.5 * (arma::repmat(arma::sum(arma::square(Z), 1), 1, Pi + n) +
-                                    arma::repmat(arma::sum(arma::square(Z), 1).t(), Pi + n, 1) -
-                                    2.0 * Z * Z.t()));
-  Psi.diag() += 1e-2;
-  const arma::mat L = arma::chol(Psi.submat(0, 0, Pi - 1, Pi - 1), "lower");
-  const arma::mat Psi_it = Psi.submat(0, Pi, Pi - 1, Pi + n - 1);
-  const arma::mat psi_tt = Psi.diag().eval().rows(Pi, Pi + n - 1);
+  arma::mat K = arma::exp(-0.5 * (arma::repmat(arma::sum(arma::square(Z), 1), 1, Pi + n) +
+                                  arma::repmat(arma::sum(arma::square(Z), 1).t(), Pi + n, 1) -
+                                  2.0 * Z * Z.t()));
+  K.diag() += 1e-2;
+  const arma::mat L = arma::chol(K.submat(0, 0, Pi - 1, Pi - 1), "lower");
+  const arma::mat K_it = K.submat(0, Pi, Pi - 1, Pi + n - 1);
+  const arma::mat k_tt = K.diag().eval().rows(Pi, Pi + n - 1);
   const arma::mat F = dkp::random::normal_matrix(s, Pi, Pi);
   const arma::mat G = F * F.t() / double(Pi) + arma::eye(Pi, Pi);
-  const arma::mat nu = sc(double(Pi) + 4.0);
-  const std::vector<arma::mat> in{G, L, Psi_it, psi_tt, nu};
+  const arma::mat nu = sc(double(Pi) + 4.0), c = sc(1.7);
   auto contract = [](const Var& g_it, const Var& g_tt, const Var& g_c) {
     return ad::random_contraction(g_it, 31) + ad::random_contraction(g_tt, 32) +
            ad::random_contraction(g_c, 33);
   };
+  // x = {G, L, K_it, k_tt, nu[, c]}
   auto fused = [&](Tape&, const std::vector<Var>& x) {
     auto st = stream("iw-conditional-fused-draws");
-    const auto c = dd::inverse_wishart_conditional_sample(x[0], x[1], x[2], x[3], x[4], st,
-                                                          GammaMethod::Inversion);
-    return contract(c.g_it, c.g_tt, c.g_tt_given_i);
+    const auto r = dd::inverse_wishart_conditional_sample(
+        x[0], x[1], x[2], x[3], x[4], st, GammaMethod::Inversion, x.size() > 5 ? x[5] : Var());
+    return contract(r.g_it, r.g_tt, r.g_tt_given_i);
   };
   auto composed = [&](Tape& tape, const std::vector<Var>& x) {
     auto st = stream("iw-conditional-fused-draws");
-    const Var A = ad::solve_lower(x[1], x[2]);
-    const Var psi_c = ad::sub(x[3], ad::col_sumsq(A));
+    const bool scaled = x.size() > 5;
+    const Var L_psi = scaled ? ad::mul(ad::sqrt(x[5]), x[1]) : x[1];
+    const Var Psi_it = scaled ? ad::mul(x[5], x[2]) : x[2];
+    const Var psi_tt = scaled ? ad::mul(x[5], x[3]) : x[3];
+    const Var A = ad::solve_lower(L_psi, Psi_it);
+    const Var psi_c = ad::sub(psi_tt, ad::col_sumsq(A));
     const Var shape = ad::repmat(ad::scale(x[4], 0.5), n, 1);
     const Var g_c =
         dd::inverse_gamma_sample(shape, ad::scale(psi_c, 0.5), st, GammaMethod::Inversion);
     const Var E = tape.constant(dkp::random::normal_matrix(st, Pi, n));
     const Var Y =
-        ad::solve_lower(x[1], ad::add(A, ad::mul_each_row(E, ad::transpose(ad::sqrt(g_c)))), true);
+        ad::solve_lower(L_psi, ad::add(A, ad::mul_each_row(E, ad::transpose(ad::sqrt(g_c)))), true);
     const Var g_it = ad::matmul(x[0], Y);
     const Var g_tt = ad::add(g_c, ad::transpose(ad::col_sums(ad::mul(g_it, Y))));
     return contract(g_it, g_tt, g_c);
   };
-  const double vf = ad::evaluate(fused, in), vc = ad::evaluate(composed, in);
-  CHECK(vf == doctest::Approx(vc).epsilon(1e-12));
-  const auto gf = ad::gradients(fused, in), gc = ad::gradients(composed, in);
-  for (size_t i = 0; i < in.size(); ++i) {
-    CAPTURE(i);
-    // The triangular factor's adjoint: its lower triangle (the only one the solves read).
-    const arma::mat a = i == 1 ? arma::mat(arma::trimatl(gf[i])) : gf[i];
-    const arma::mat b = i == 1 ? arma::mat(arma::trimatl(gc[i])) : gc[i];
-    CHECK(arma::norm(b, "inf") > 0.0);
-    CHECK(arma::approx_equal(a, b, "absdiff", 1e-9 * (1.0 + arma::abs(b).max())));
+  for (const bool scaled : {false, true}) {
+    CAPTURE(scaled);
+    std::vector<arma::mat> in{G, L, K_it, k_tt, nu};
+    if (scaled) in.push_back(c);
+    const double vf = ad::evaluate(fused, in), vc = ad::evaluate(composed, in);
+    CHECK(vf == doctest::Approx(vc).epsilon(1e-12));
+    const auto gf = ad::gradients(fused, in), gc = ad::gradients(composed, in);
+    for (size_t i = 0; i < in.size(); ++i) {
+      CAPTURE(i);
+      // The triangular factor's adjoint: its lower triangle (the only one the solves read).
+      const arma::mat a = i == 1 ? arma::mat(arma::trimatl(gf[i])) : gf[i];
+      const arma::mat b = i == 1 ? arma::mat(arma::trimatl(gc[i])) : gc[i];
+      CHECK(arma::norm(b, "inf") > 0.0);
+      CHECK(arma::approx_equal(a, b, "absdiff", 1e-9 * (1.0 + arma::abs(b).max())));
+    }
   }
 }
 

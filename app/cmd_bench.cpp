@@ -17,7 +17,6 @@
 #include "models/factory.hpp"
 #include "runtime.hpp"
 #include "training/mc.hpp"
-#include "util/blas_threads.hpp"
 #include "util/error.hpp"
 
 namespace dkp::cli {
@@ -112,7 +111,6 @@ int cmd_bench(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad|dist [options]")) return kExitOk;
   if (!vm.count("what")) throw UsageError("missing what to benchmark: model, ad or dist");
-  util::set_blas_threads(1);
   const auto what = vm["what"].as<std::string>();
   if (what == "model") return bench_model(vm);
   if (what == "ad") {

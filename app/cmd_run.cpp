@@ -23,7 +23,6 @@
 #include "runtime.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
-#include "util/blas_threads.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -257,8 +256,6 @@ int cmd_run(const std::vector<std::string>& args) {
       }
     }
   }
-  util::set_blas_threads(1);
-
   // Data.
   const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
   const data::UciDataset ds = data::load_uci(root, spec.dataset);

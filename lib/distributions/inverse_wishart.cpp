@@ -103,7 +103,7 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
           dtt->reset();
           arma::mat dG(P, P, arma::fill::zeros), dL(P, P, arma::fill::zeros);
           arma::mat X(P, n, arma::fill::none);  // R_bar = A_bar
-          arma::mat H(P, std::min<arma::uword>(n, 256), arma::fill::none);
+          arma::mat H;                          // H's panel, sized by the first panel
           const bool need_G = G.needs_grad(), need_L = L.needs_grad();
           const linalg::PanelFn fill = [&](arma::uword c0, arma::uword nc, double* panel) {
             if (H.n_cols < nc) H.set_size(P, nc);

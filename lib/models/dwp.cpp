@@ -142,6 +142,7 @@ Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t 
   const Var Ft_s = kernels::scale_columns(Ft, log_ell);
   k.Kii = ad::mul(k.h, kernels::se_unit_sym(Fi_s) + tape.constant(cfg_.jitter * arma::eye(P, P)));
   k.Kit = kernels::se_scaled(k.h, Fi_s, Ft_s);
+  k.tt = ad::mul(k.h, tape.constant(arma::ones(B, 1)));
   if (l == cfg_.depth) return k;  // the output layer samples everything else
 
   k.Lk = ad::cholesky(k.Kii, "dwp K_ii");
@@ -157,8 +158,7 @@ Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t 
   // forward() with the fused layers::conditional_moments once F_i is sampled.
   if (l != 1) return k;
   k.Ak = ad::solve_lower(k.Lk, k.Kit);  // P x B
-  const Var schur = ad::mul(k.h, tape.constant(arma::ones(B, 1))) -
-                    ad::matmul(ad::square(k.Ak), tape.constant(arma::ones(P, 1)), true, false);
+  const Var schur = k.tt - ad::col_sumsq(k.Ak);
   k.sd = ad::sqrt(ad::scale(schur, 1.0 / nu));
   return k;
 }
@@ -175,7 +175,7 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
   for (size_t l = 1; l <= cfg_.depth; ++l) {
     const LayerPrep k = l == 1 ? first : prepare_layer(p, shared, l, Fi, Ft);
     if (l == cfg_.depth) {
-      layers::KernelBlocks kb{k.Kii, k.Kit, ad::mul(k.h, tape.constant(arma::ones(B, 1)))};
+      layers::KernelBlocks kb{k.Kii, k.Kit, k.tt};
       layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
                             get(p, layer_key(l, "L_scale"))};
       const layers::GigpOutput out = layers::gigp_forward(kb, gp, rng);
@@ -225,8 +225,7 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
       mean = ad::matmul(k.Ak, w, true, false);
       sd = k.sd;
     } else {
-      const layers::ConditionalMoments m = layers::conditional_moments(
-          k.Lk, k.Kit, ad::mul(k.h, tape.constant(arma::ones(B, 1))), w);
+      const layers::ConditionalMoments m = layers::conditional_moments(k.Lk, k.Kit, k.tt, w);
       mean = m.f_mean;
       sd = ad::sqrt(ad::scale(m.f_var, 1.0 / nu));
     }
@@ -286,8 +285,9 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
       sh.a_prime.push_back(local(shared.a_prime[l]));
       sh.logdet_a_prime.push_back(local(shared.logdet_a_prime[l]));
     }
-    const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit), local(first.Lk),
-                      local(first.Lp), local(first.Lq),  local(first.Ak),  local(first.sd)};
+    const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit),
+                      local(first.tt), local(first.Lk),  local(first.Lp),
+                      local(first.Lq), local(first.Ak),  local(first.sd)};
     const SampleOut o = forward(p, sh, k, tape.constant(X), rng, nullptr);
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;

@@ -121,6 +121,7 @@ class Dwp final : public Model {
   /// once per call (about 40% of a depth-2 step, 20% at depth 5).
   struct LayerPrep {
     autodiff::Var h, Kii, Kit;  ///< SE kernel: variance (1 x 1), P x P, P x B
+    autodiff::Var tt;           ///< the SE kernel's diagonal at the B points, h (B x 1)
     autodiff::Var Lk, Lp;       ///< hidden layers: chol K_ii, chol(K_ii / nu) (the prior's scale)
     autodiff::Var Lq;           ///< chol Psi, the posterior's scale
     autodiff::Var Ak, sd;       ///< layer 1 only: L_K^{-1} K_it (P x B), sqrt(Sigma_tt.i) (B x 1)

@@ -2,6 +2,7 @@
 //   dkp bench model --dataset boston --model dgp --inference global-inducing --depth 2
 //   dkp bench ad
 //   dkp bench dist
+//   dkp bench blas --threads 2
 #include <chrono>
 #include <iostream>
 
@@ -14,6 +15,7 @@
 #include "data/standardise.hpp"
 #include "data/uci.hpp"
 #include "distributions/bench.hpp"
+#include "linalg/bench.hpp"
 #include "models/factory.hpp"
 #include "runtime.hpp"
 #include "training/mc.hpp"
@@ -93,7 +95,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
   // clang-format off
   desc.add_options()
-    ("what", po::value<std::string>(), "model | ad | dist")
+    ("what", po::value<std::string>(), "model | ad | dist | blas")
     ("dataset", po::value<std::string>()->default_value("boston"), "UCI dataset (split 0)")
     ("model", po::value<std::string>()->default_value("dgp"), "model name as in dkp run")
     ("inference", po::value<std::string>()->default_value("global-inducing"), "dgp inference")
@@ -104,13 +106,13 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("inducing", po::value<long>()->default_value(100), "inducing points")
     ("batch", po::value<long>()->default_value(10000), "batch size (full batch when larger)")
     ("reps", po::value<int>()->default_value(20), "timed repetitions")
-    ("threads", po::value<int>()->default_value(1), "threads sharing the Monte Carlo samples");
+    ("threads", po::value<int>()->default_value(1), "threads sharing the Monte Carlo samples (blas: threads running each kernel at once)");
   // clang-format on
   po::positional_options_description pos;
   pos.add("what", 1);
   po::variables_map vm;
-  if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad|dist [options]")) return kExitOk;
-  if (!vm.count("what")) throw UsageError("missing what to benchmark: model, ad or dist");
+  if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad|dist|blas [options]")) return kExitOk;
+  if (!vm.count("what")) throw UsageError("missing what to benchmark: model, ad, dist or blas");
   const auto what = vm["what"].as<std::string>();
   if (what == "model") return bench_model(vm);
   if (what == "ad") {
@@ -121,7 +123,13 @@ int cmd_bench(const std::vector<std::string>& args) {
     distributions::run_dist_bench(std::cout, vm["reps"].as<int>());
     return kExitOk;
   }
-  throw UsageError(fmt::format("unknown benchmark '{}': model, ad or dist", what));
+  if (what == "blas") {
+    if (vm["threads"].as<int>() < 1) throw UsageError("--threads must be at least 1");
+    if (vm["reps"].as<int>() < 1) throw UsageError("--reps must be at least 1");
+    linalg::run_blas_bench(std::cout, vm["reps"].as<int>(), vm["threads"].as<int>());
+    return kExitOk;
+  }
+  throw UsageError(fmt::format("unknown benchmark '{}': model, ad, dist or blas", what));
 }
 
 }  // namespace dkp::cli

@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <utility>
 
 namespace dkp::autodiff {
 
@@ -85,6 +86,29 @@ class Tape {
     n.needs_grad = needs;
     if (needs) n.backward = make_backward(&n);
     return Var(this, &n);
+  }
+
+  /// Records two results of one op that share a backward closure (a fused op whose adjoint is
+  /// cheapest computed for both at once). `make_backward(out1, out2)` builds the closure, stored
+  /// on the first node; it runs when either result's adjoint was reached and reads out2->adj only
+  /// when out2->has_adj() (the tape resets every adjoint before a reverse pass). The second node,
+  /// recorded after the first and so reached first, only makes sure the first's closure runs.
+  template <class MakeBackward>
+  std::pair<Var, Var> record_pair(arma::mat value1, arma::mat value2,
+                                  std::initializer_list<Var> inputs, MakeBackward&& make_backward) {
+    bool needs = false;
+    for (const Var& v : inputs) needs = needs || v.needs_grad();
+    Node& first = nodes_.emplace_back();  // a deque keeps references valid as it grows
+    first.val = std::move(value1);
+    first.needs_grad = needs;
+    Node& second = nodes_.emplace_back();
+    second.val = std::move(value2);
+    second.needs_grad = needs;
+    if (needs) {
+      first.backward = make_backward(&first, &second);
+      second.backward = [&first] { first.adj_ref(); };
+    }
+    return {Var(this, &first), Var(this, &second)};
   }
 
   /// Runs the reverse pass from a 1x1 node (seed adjoint 1, or `seed` for a non-scalar output).

@@ -89,18 +89,18 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
     }
   };
   if (n > 0 && P > 0) linalg::tri_solve_panels(L.val(), *Y, linalg::Uplo::Lower, true, fill, done);
-  auto dtt = std::make_shared<arma::vec>();  // g_tt's adjoint, handed to g_it's backward
   Tape& tape = A.tape();
-  const Var g_it = tape.record(
-      std::move(git), {G, L, A, sd, g_c}, [G, L, A, sd, g_c, Y, Eh, dtt](ad::Node* out) {
-        return [G, L, A, sd, g_c, Y, Eh, dtt, out] {
+  return tape.record_pair(
+      std::move(git), std::move(gtt), {G, L, A, sd, g_c},
+      [G, L, A, sd, g_c, Y, Eh](ad::Node* out, ad::Node* out_tt) {
+        return [G, L, A, sd, g_c, Y, Eh, out, out_tt] {
           const arma::uword P = Y->n_rows, n = Y->n_cols;
           if (n == 0 || P == 0) return;
           const arma::mat& Gb = out->adj;
           const arma::mat& git = out->val;
           const arma::mat& Gv = G.val();
-          const arma::vec d = dtt->n_elem == n ? arma::vec(*dtt) : arma::vec(n, arma::fill::zeros);
-          dtt->reset();
+          const arma::vec d =
+              out_tt->has_adj() ? arma::vec(out_tt->adj) : arma::vec(n, arma::fill::zeros);
           arma::mat dG(P, P, arma::fill::zeros), dL(P, P, arma::fill::zeros);
           arma::mat X(P, n, arma::fill::none);  // R_bar = A_bar
           arma::mat H;                          // H's panel, sized by the first panel
@@ -149,13 +149,6 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
           ad::accumulate(g_c, arma::mat(d));
         };
       });
-  const Var g_tt = tape.record(std::move(gtt), {g_it}, [g_it, dtt](ad::Node* out) {
-    return [g_it, dtt, out] {
-      *dtt = out->adj;
-      g_it.node()->adj_ref();  // makes sure g_it's backward runs
-    };
-  });
-  return {g_it, g_tt};
 }
 
 }  // namespace

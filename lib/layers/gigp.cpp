@@ -105,15 +105,15 @@ ConditionalMoments conditional_moments(const Var& Lk, const Var& K, const Var& t
     }
   };
   if (B > 0) linalg::tri_solve_panels(Lk.val(), *A, linalg::Uplo::Lower, false, fill, done);
-  auto dfv = std::make_shared<arma::mat>();  // f_var's adjoint, handed to f_mean's backward
   ad::Tape& tape = K.tape();
-  const Var f_mean =
-      tape.record(std::move(fm), {Lk, K, tt, w}, [Lk, K, tt, w, A, dfv](ad::Node* out) {
-        return [Lk, K, tt, w, A, dfv, out] {
+  auto [f_mean, f_var] = tape.record_pair(
+      std::move(fm), std::move(fv), {Lk, K, tt, w},
+      [Lk, K, tt, w, A](ad::Node* out, ad::Node* out_var) {
+        return [Lk, K, tt, w, A, out, out_var] {
           const arma::uword P = A->n_rows, B = A->n_cols, WS = w.n_cols();
           const arma::mat& dFm = out->adj;
-          arma::vec g = dfv->n_elem == B ? arma::vec(*dfv) : arma::vec(B, arma::fill::zeros);
-          dfv->reset();
+          const arma::vec g =
+              out_var->has_adj() ? arma::vec(out_var->adj) : arma::vec(B, arma::fill::zeros);
           if (tt.needs_grad()) ad::accumulate(tt, arma::mat(g));
           if (!(K.needs_grad() || Lk.needs_grad() || w.needs_grad()) || B == 0) return;
           arma::mat dw(P, WS, arma::fill::zeros), dL(P, P, arma::fill::zeros);
@@ -151,12 +151,6 @@ ConditionalMoments conditional_moments(const Var& Lk, const Var& K, const Var& t
           if (K.needs_grad()) ad::accumulate(K, std::move(X));
         };
       });
-  const Var f_var = tape.record(std::move(fv), {f_mean}, [f_mean, dfv](ad::Node* out) {
-    return [f_mean, dfv, out] {
-      *dfv = out->adj;
-      f_mean.node()->adj_ref();  // makes sure f_mean's backward runs
-    };
-  });
   return {f_mean, f_var};
 }
 

@@ -128,3 +128,44 @@ TEST_CASE("constants get no gradient and record no closure") {
   CHECK(arma::approx_equal(x.grad(), arma::ones(2, 2), "absdiff", 1e-15));
   CHECK(arma::accu(arma::abs(c.grad())) == 0.0);
 }
+
+namespace {
+
+// (2 x, x^2) as one op with a shared adjoint: 2 xbar1 + 2 x % xbar2.
+std::pair<Var, Var> double_and_square(const Var& x) {
+  const arma::mat& xv = x.val();
+  return x.tape().record_pair(2.0 * xv, xv % xv, {x}, [x](ad::Node* o1, ad::Node* o2) {
+    return [x, o1, o2] {
+      arma::mat g = 2.0 * o1->adj;
+      if (o2->has_adj()) g += 2.0 * x.val() % o2->adj;
+      ad::accumulate(x, std::move(g));
+    };
+  });
+}
+
+}  // namespace
+
+TEST_CASE("record_pair: one closure for two results, reached through either or both") {
+  const arma::mat X = randm(3, 2);
+  // Both results, the first alone and the second alone (the closure then sees no adjoint of the
+  // other result, which must count as zero).
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) {
+        auto [a, b] = double_and_square(v[0]);
+        return contract(a) + contract(b);
+      },
+      {X});
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) { return contract(double_and_square(v[0]).first); },
+      {X});
+  expect_grad(
+      [](Tape&, const std::vector<Var>& v) { return contract(double_and_square(v[0]).second); },
+      {X});
+  // A constant input records no closure on either node.
+  Tape tape;
+  auto [a, b] = double_and_square(tape.constant(X));
+  CHECK_FALSE(a.needs_grad());
+  CHECK_FALSE(b.needs_grad());
+  CHECK_FALSE(a.node()->backward);
+  CHECK_FALSE(b.node()->backward);
+}

@@ -18,6 +18,7 @@
 #include "linalg/chol.hpp"
 #include "linalg/triangular.hpp"
 #include "util/error.hpp"
+#include "util/median.hpp"
 
 namespace dkp::autodiff {
 
@@ -40,13 +41,6 @@ constexpr std::array<const char*, kSteps> kNames = {"inputs (leaf copies)",
 
 double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
 }
 
 double minimum(const std::vector<double>& v) {
@@ -215,17 +209,19 @@ void run_ad_bench(std::ostream& out, int reps) {
   out << fmt::format("{:<30} {:>10} {:>10} {:>8} {:>10} {:>8}\n", "op", "plain", "tape fwd",
                      "fwd/pl", "backward", "bwd/fwd");
   for (int s = 0; s < kSteps; ++s) {
-    const double p = median(tm.plain[s]), fw = median(tm.fwd[s]), bw = median(tm.bwd[s]);
+    const double p = util::median(tm.plain[s]), fw = util::median(tm.fwd[s]),
+                 bw = util::median(tm.bwd[s]);
     const std::string ratio = p > 0.0 ? fmt::format("{:.2f}", fw / p) : std::string("-");
     const std::string bratio = s == kInputs ? std::string("-") : fmt::format("{:.2f}", bw / fw);
     out << fmt::format("{:<30} {:>10.1f} {:>10.1f} {:>8} {:>10.1f} {:>8}\n", kNames[s], p, fw,
                        ratio, s == kInputs ? 0.0 : bw, bratio);
   }
-  const double p = median(tm.plain_total), fw = median(tm.fwd_total), bw = median(tm.bwd_total);
+  const double p = util::median(tm.plain_total), fw = util::median(tm.fwd_total),
+               bw = util::median(tm.bwd_total);
   out << fmt::format("{:<30} {:>10.1f} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f}\n", "total", p, fw,
                      fw / p, bw, bw / fw);
   out << fmt::format("{:<30} {:>10} {:>10} {:>8} {:>10.1f} {:>8.2f}\n", "total (Tape::backward)",
-                     "", "", "", median(tm.bwd_tape), median(tm.bwd_tape) / fw);
+                     "", "", "", util::median(tm.bwd_tape), util::median(tm.bwd_tape) / fw);
   const double pmin = minimum(tm.plain_total), fmin = minimum(tm.fwd_total),
                bmin = minimum(tm.bwd_total), tmin = minimum(tm.bwd_tape);
   out << fmt::format("{:<30} {:>10.1f} {:>10.1f} {:>8.2f} {:>10.1f} {:>8.2f}\n",
@@ -236,7 +232,8 @@ void run_ad_bench(std::ostream& out, int reps) {
       "\nforward with tape / plain = {:.2f} (target <= 1.2); backward / forward = {:.2f} "
       "(target <= 3)  [medians]\nminor page faults per repetition: plain {:.0f}, tape forward "
       "{:.0f}, backward {:.0f}\n",
-      fw / p, bw / fw, median(tm.faults_plain), median(tm.faults_fwd), median(tm.faults_bwd));
+      fw / p, bw / fw, util::median(tm.faults_plain), util::median(tm.faults_fwd),
+      util::median(tm.faults_bwd));
 }
 
 }  // namespace dkp::autodiff

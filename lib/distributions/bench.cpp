@@ -15,6 +15,7 @@
 #include "distributions/wishart.hpp"
 #include "random/stream.hpp"
 #include "util/error.hpp"
+#include "util/median.hpp"
 
 namespace dkp::distributions {
 
@@ -27,13 +28,6 @@ constexpr arma::uword kP = 100;
 
 double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
 }
 
 enum class Kind { GW, AGW, ABGW, IW };
@@ -154,7 +148,8 @@ void run_dist_bench(std::ostream& out, int reps) {
       one_rep(r.kind, nu, in, s, t, false);
       for (int k = 0; k < reps; ++k) one_rep(r.kind, nu, in, s, t, true);
       out << fmt::format("{:<8} {:>4} {:>11.0f} {:>12.0f} {:>11.0f} {:>11.0f}\n", r.name, nu,
-                         median(t.sample), median(t.logp), median(t.backward), median(t.total));
+                         util::median(t.sample), util::median(t.logp), util::median(t.backward),
+                         util::median(t.total));
     }
   }
   {
@@ -163,7 +158,8 @@ void run_dist_bench(std::ostream& out, int reps) {
     one_rep(Kind::IW, 0, in, s, t, false);
     for (int k = 0; k < reps; ++k) one_rep(Kind::IW, 0, in, s, t, true);
     out << fmt::format("{:<8} {:>4} {:>11.0f} {:>12.0f} {:>11.0f} {:>11.0f}\n", "IW", "P+2",
-                       median(t.sample), median(t.logp), median(t.backward), median(t.total));
+                       util::median(t.sample), util::median(t.logp), util::median(t.backward),
+                       util::median(t.total));
   }
   out << "  (total includes the Cholesky of Psi; IW row: nu_q = P + 2 learned, prior nu = P + 1.5, "
          "log IW prior at a general G factorises G)\n";

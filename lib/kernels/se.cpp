@@ -124,7 +124,7 @@ namespace {
 double se_input_adjoints(const Var& Xs, const Var& Zs, const arma::mat& Kbar, const arma::mat& K) {
   const arma::uword n = K.n_rows, m = K.n_cols, w = Xs.n_cols();
   const bool need_x = Xs.needs_grad(), need_z = Zs.needs_grad();
-  arma::mat gx(n, w, arma::fill::zeros), gz(need_z ? m : 0, w, arma::fill::none);
+  arma::mat gx(need_x ? n : 0, w, arma::fill::zeros), gz(need_z ? m : 0, w, arma::fill::none);
   arma::vec rs(n, arma::fill::zeros);
   const arma::uword panel = panel_columns(n);
   arma::mat G(n, std::min(panel, m), arma::fill::none);

@@ -17,6 +17,7 @@
 #include "linalg/triangular.hpp"
 #include "random/stream.hpp"
 #include "util/error.hpp"
+#include "util/median.hpp"
 
 namespace dkp::linalg {
 
@@ -80,11 +81,6 @@ Kernel cholesky(arma::uword n) {
           }};
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 void run_blas_bench(std::ostream& out, int reps, int threads) {
@@ -118,7 +114,7 @@ void run_blas_bench(std::ostream& out, int reps, int threads) {
     for (auto& th : pool) th.join();
     std::vector<double> all;
     for (const auto& v : us) all.insert(all.end(), v.begin(), v.end());
-    const double med = median(all);
+    const double med = util::median(all);
     const double per_thread = k.flops / (med * 1e3);  // flops / (us * 1e3) = GFlop/s
     out << fmt::format("{:<34} {:>12.1f} {:>18.1f} {:>16.1f}\n", k.name, med, per_thread,
                        per_thread * double(T));

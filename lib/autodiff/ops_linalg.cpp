@@ -48,8 +48,14 @@ double jitter_coef(const linalg::CholResult& r, arma::uword n) {
 // In place: S <- sym(S) + jc tr(S) I, the symmetric adjoint w.r.t. A of an adjoint S w.r.t.
 // A + c(A) I.
 void symmetrise_with_jitter(arma::mat& S, double jc) {
-  S += S.t();
-  S *= 0.5;
+  const arma::uword n = S.n_rows;  // in place, without a transposed temporary
+  for (arma::uword j = 0; j < n; ++j) {
+    for (arma::uword i = j + 1; i < n; ++i) {
+      const double v = 0.5 * (S.at(i, j) + S.at(j, i));
+      S.at(i, j) = v;
+      S.at(j, i) = v;
+    }
+  }
   if (jc != 0.0) S.diag() += jc * arma::trace(S);
 }
 

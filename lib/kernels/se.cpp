@@ -205,16 +205,55 @@ Var se_scaled(const Var& h, const Var& Xs, const Var& Zs) {
   });
 }
 
+namespace {
+
+// The adjoint of Xs in K = k(Xs, Xs) from G = Kbar % K (both arguments are Xs: the two
+// contributions combine to (G + G^T) Xs - rowsum(G + G^T) % Xs; G's diagonal cancels, so a
+// jitter on K's diagonal needs no correction). G is symmetrised in place.
+arma::mat se_sym_input_adjoint(arma::mat& G, const arma::mat& X) {
+  const arma::uword n = G.n_rows;
+  for (arma::uword j = 0; j < n; ++j) {
+    for (arma::uword i = j + 1; i < n; ++i) {
+      const double s = G.at(i, j) + G.at(j, i);
+      G.at(i, j) = s;
+      G.at(j, i) = s;
+    }
+    G.at(j, j) *= 2.0;
+  }
+  arma::mat gx = G * X;
+  gx -= X.each_col() % arma::sum(G, 1);
+  return gx;
+}
+
+}  // namespace
+
 Var se_unit_sym(const Var& Xs) {
   arma::mat K = se_unit_sym_value(Xs.val());
   return Xs.tape().record(std::move(K), {Xs}, [Xs](ad::Node* out) {
     return [Xs, out] {
-      // Both arguments are Xs: the two contributions combine to (G + G^T) X - rowsum(G+G^T) % X.
       arma::mat G = out->adj % out->val;
-      G += G.t();
-      arma::mat gx = G * Xs.val();
-      gx -= Xs.val().each_col() % arma::sum(G, 1);
-      ad::accumulate(Xs, std::move(gx));
+      ad::accumulate(Xs, se_sym_input_adjoint(G, Xs.val()));
+    };
+  });
+}
+
+Var se_scaled_sym(const Var& h, const Var& Xs, double jitter) {
+  if (h.n_rows() != 1 || h.n_cols() != 1) {
+    throw Error(
+        fmt::format("kernels::se_scaled_sym: variance is {}x{}, not 1x1", h.n_rows(), h.n_cols()));
+  }
+  const double hv = h.scalar();
+  if (!(hv > 0.0)) {
+    throw Error(fmt::format("kernels::se_scaled_sym: variance {} is not positive", hv));
+  }
+  arma::mat K = se_unit_sym_value(Xs.val());
+  K.diag() += jitter;
+  K *= hv;
+  return Xs.tape().record(std::move(K), {h, Xs}, [h, Xs, hv](ad::Node* out) {
+    return [h, Xs, hv, out] {
+      arma::mat G = out->adj % out->val;
+      if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(G) / hv);  // dK/dh = K / h
+      if (Xs.needs_grad()) ad::accumulate(Xs, se_sym_input_adjoint(G, Xs.val()));
     };
   });
 }

@@ -26,6 +26,10 @@ Var se_scaled(const Var& h, const Var& Xs, const Var& Zs);
 /// the diagonal).
 Var se_unit_sym(const Var& Xs);
 
+/// h (exp(-1/2 ||x_i - x_j||^2) + jitter [i == j]) for the rows of Xs (n x n, symmetric), in one
+/// op: the same as mul(h, se_unit_sym(Xs) + jitter I) without that composition's two extra n x n
+/// nodes forward and backward.
+Var se_scaled_sym(const Var& h, const Var& Xs, double jitter);
 /// Plain (no tape) values of se_unit and se_unit_sym, for prediction paths.
 arma::mat se_unit_value(const arma::mat& Xs, const arma::mat& Zs);
 arma::mat se_unit_sym_value(const arma::mat& Xs);

@@ -140,7 +140,7 @@ Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t 
   k.h = ad::exp(get(p, layer_key(l, "log_variance")));
   const Var Fi_s = kernels::scale_columns(Fi, log_ell);
   const Var Ft_s = kernels::scale_columns(Ft, log_ell);
-  k.Kii = ad::mul(k.h, kernels::se_unit_sym(Fi_s) + tape.constant(cfg_.jitter * arma::eye(P, P)));
+  k.Kii = kernels::se_scaled_sym(k.h, Fi_s, cfg_.jitter);
   k.Kit = kernels::se_scaled(k.h, Fi_s, Ft_s);
   k.tt = ad::mul(k.h, tape.constant(arma::ones(B, 1)));
   if (l == cfg_.depth) return k;  // the output layer samples everything else

@@ -92,7 +92,6 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
     layers::GigpParams gp;
   };
   std::vector<Layer> layer(cfg_.depth + 1);
-  const Var jitter = tape.constant(cfg_.jitter * arma::eye(P, P));
   const Var onesB = tape.constant(arma::ones(B, 1));
   for (size_t l = 1; l <= cfg_.depth; ++l) {
     Layer& ly = layer[l];
@@ -110,7 +109,7 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
     const Var Fi_s = kernels::scale_columns(Fi, ly.log_ell);
     const Var Ft_s = kernels::scale_columns(Ft, ly.log_ell);
     layers::KernelBlocks k;
-    k.ii = ad::mul(ly.h, kernels::se_unit_sym(Fi_s) + jitter);
+    k.ii = kernels::se_scaled_sym(ly.h, Fi_s, cfg_.jitter);
     k.it = kernels::se_scaled(ly.h, Fi_s, Ft_s);
     k.tt = ly.tt;
     return k;

@@ -118,3 +118,37 @@ TEST_CASE("se_scaled over several panels of columns equals the composed ops, val
   tape.backward(contract(dkp::kernels::se_scaled(tape.constant(h), Xv, tape.constant(Z)), 12));
   CHECK(arma::approx_equal(Xv.grad(), gf[1], "absdiff", 1e-12 * (1.0 + arma::abs(gf[1]).max())));
 }
+
+TEST_CASE("se_scaled_sym: h (se_unit_sym + jitter I) in one op, value and gradients") {
+  const arma::mat X = arma::randn(6, 3);
+  const arma::mat h(1, 1, arma::fill::value(1.7));
+  const double jitter = 0.05;
+  auto fused = [jitter](Tape&, const std::vector<Var>& v) {
+    return contract(dkp::kernels::se_scaled_sym(v[0], v[1], jitter), 13);
+  };
+  auto composed = [jitter](Tape& tape, const std::vector<Var>& v) {
+    const Var K = dkp::kernels::se_unit_sym(v[1]) + tape.constant(jitter * arma::eye(6, 6));
+    return contract(ad::mul(v[0], K), 13);
+  };
+  const std::vector<arma::mat> in{h, X};
+  CHECK(ad::evaluate(fused, in) == doctest::Approx(ad::evaluate(composed, in)).epsilon(1e-14));
+  const auto gf = ad::gradients(fused, in), gc = ad::gradients(composed, in);
+  for (size_t i = 0; i < in.size(); ++i) {
+    CAPTURE(i);
+    CHECK(arma::norm(gc[i], "inf") > 0.0);
+    CHECK(arma::approx_equal(gf[i], gc[i], "absdiff", 1e-12 * (1.0 + arma::abs(gc[i]).max())));
+  }
+  const auto r = ad::check_gradient(fused, in);
+  INFO(r.detail);
+  CHECK(r.ok);
+  Tape tape;
+  const Var K = dkp::kernels::se_scaled_sym(tape.constant(h), tape.constant(X), jitter);
+  CHECK(K.val().is_symmetric());
+  CHECK(arma::approx_equal(arma::vec(K.val().diag()), arma::vec(6, arma::fill::value(1.7 * 1.05)),
+                           "absdiff", 1e-15));
+  CHECK_THROWS_AS(
+      dkp::kernels::se_scaled_sym(tape.constant(arma::ones(2, 1)), tape.constant(X), 0.0),
+      dkp::Error);
+  CHECK_THROWS_AS(dkp::kernels::se_scaled_sym(tape.constant(0.0), tape.constant(X), 0.0),
+                  dkp::Error);
+}

@@ -282,3 +282,32 @@ TEST_CASE("conditional_moments: the composition's values and gradients, over sev
   const auto r = ad::check_gradient(fused, small, {}, {1, 2, 3});
   CHECK_MESSAGE(r.ok, r.detail);
 }
+
+TEST_CASE("sample_outputs: f_mean + sqrt(f_var) % noise, value and gradients of the fused op") {
+  const size_t B = 7, W = 3;
+  dkp::random::Stream s(dkp::test::seed() + 41);
+  const arma::mat fm = dkp::random::normal_matrix(s, B, W);
+  const arma::mat fv = 0.2 + arma::abs(dkp::random::normal_matrix(s, B, 1));
+  const arma::mat eps = dkp::random::normal_matrix(s, B, W);
+  auto fused = [&eps](ad::Tape&, const std::vector<ad::Var>& x) {
+    return ad::random_contraction(dkp::layers::sample_outputs({{}, x[0], x[1], {}}, eps), 8);
+  };
+  auto composed = [&eps, W](ad::Tape& tape, const std::vector<ad::Var>& x) {
+    const ad::Var sd = ad::matmul(ad::sqrt(x[1]), tape.constant(arma::ones(1, W)));
+    return ad::random_contraction(x[0] + ad::mul(sd, tape.constant(eps)), 8);
+  };
+  const std::vector<arma::mat> in{fm, fv};
+  CHECK(ad::evaluate(fused, in) == doctest::Approx(ad::evaluate(composed, in)).epsilon(1e-14));
+  const auto gf = ad::gradients(fused, in), gc = ad::gradients(composed, in);
+  for (size_t i = 0; i < in.size(); ++i) {
+    CAPTURE(i);
+    CHECK(arma::norm(gc[i], "inf") > 0.0);
+    CHECK(arma::approx_equal(gf[i], gc[i], "absdiff", 1e-12 * (1.0 + arma::abs(gc[i]).max())));
+  }
+  const auto r = ad::check_gradient(fused, in);
+  CHECK_MESSAGE(r.ok, r.detail);
+  ad::Tape tape;
+  CHECK_THROWS_AS(dkp::layers::sample_outputs({{}, tape.constant(fm), tape.constant(fv), {}},
+                                              arma::mat(B, W + 1, arma::fill::zeros)),
+                  dkp::Error);
+}

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "linalg/symmetric.hpp"
 #include "util/error.hpp"
 
 namespace dkp::autodiff {
@@ -48,14 +49,7 @@ double jitter_coef(const linalg::CholResult& r, arma::uword n) {
 // In place: S <- sym(S) + jc tr(S) I, the symmetric adjoint w.r.t. A of an adjoint S w.r.t.
 // A + c(A) I.
 void symmetrise_with_jitter(arma::mat& S, double jc) {
-  const arma::uword n = S.n_rows;  // in place, without a transposed temporary
-  for (arma::uword j = 0; j < n; ++j) {
-    for (arma::uword i = j + 1; i < n; ++i) {
-      const double v = 0.5 * (S.at(i, j) + S.at(j, i));
-      S.at(i, j) = v;
-      S.at(j, i) = v;
-    }
-  }
+  linalg::symmetric_sum_inplace(S, 0.5);
   if (jc != 0.0) S.diag() += jc * arma::trace(S);
 }
 
@@ -146,8 +140,7 @@ Var spd_inverse(const Var& A, const char* where, const linalg::JitterPolicy& pol
   return A.tape().record(linalg::chol_inverse(r.L), {A}, [A, jc](Node* out) {
     return [A, jc, out] {
       const arma::mat& Ainv = out->val;
-      arma::mat G = out->adj + out->adj.t();
-      G *= -0.5;
+      const arma::mat G = linalg::symmetric_sum(out->adj, -0.5);
       arma::mat S = Ainv * G * Ainv;  // symmetric up to round-off; symmetrised below
       symmetrise_with_jitter(S, jc);
       accumulate_move(A, std::move(S));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "linalg/chol.hpp"
+#include "linalg/symmetric.hpp"
 #include "util/error.hpp"
 
 namespace dkp::autodiff {
@@ -57,7 +58,7 @@ Var spd_from_unconstrained(const Var& U, double eps) {
   A = arma::symmatl(A);
   return U.tape().record(std::move(A), {U}, [U, L = std::move(L)](Node* out) mutable {
     return [U, L = std::move(L), out] {
-      arma::mat Lbar = (out->adj + out->adj.t()) * L;
+      arma::mat Lbar = linalg::symmetric_sum(out->adj) * L;
       Lbar = arma::trimatl(Lbar);
       for (arma::uword i = 0; i < Lbar.n_rows; ++i) Lbar(i, i) *= sigmoid(U.val()(i, i));
       accumulate(U, Lbar);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "linalg/symmetric.hpp"
 #include "util/error.hpp"
 #include "util/vexp.hpp"
 
@@ -211,15 +212,7 @@ namespace {
 // contributions combine to (G + G^T) Xs - rowsum(G + G^T) % Xs; G's diagonal cancels, so a
 // jitter on K's diagonal needs no correction). G is symmetrised in place.
 arma::mat se_sym_input_adjoint(arma::mat& G, const arma::mat& X) {
-  const arma::uword n = G.n_rows;
-  for (arma::uword j = 0; j < n; ++j) {
-    for (arma::uword i = j + 1; i < n; ++i) {
-      const double s = G.at(i, j) + G.at(j, i);
-      G.at(i, j) = s;
-      G.at(j, i) = s;
-    }
-    G.at(j, j) *= 2.0;
-  }
+  linalg::symmetric_sum_inplace(G);
   arma::mat gx = G * X;
   gx -= X.each_col() % arma::sum(G, 1);
   return gx;

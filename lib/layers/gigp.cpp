@@ -12,6 +12,7 @@
 #include "autodiff/ops_linalg.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "linalg/chol.hpp"
+#include "linalg/symmetric.hpp"
 #include "linalg/triangular.hpp"
 #include "util/error.hpp"
 
@@ -70,7 +71,7 @@ Var gram_plus_identity(const Var& C) {
   }
   return C.tape().record(std::move(M), {C}, [C](ad::Node* out) {
     return [C, out] {
-      arma::mat S = out->adj + out->adj.t();
+      const arma::mat S = linalg::symmetric_sum(out->adj);
       ad::accumulate(C, C.val() * S);
     };
   });

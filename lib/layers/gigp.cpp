@@ -203,8 +203,9 @@ GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arm
   const Var w = z - ad::matmul(g.C, t);
   GigpOutput out;
   out.u = trmm_lower(g.Lk, w, false);
-  // - log N(a; L^T u, I) for every sample.
-  const Var resid = aS - ad::matmul(g.C, w, true, false);
+  // - log N(a; L^T u, I) for every sample. L^T u = C^T w = C^T z - (M - I) t = t, since
+  // M t = C^T z: no product needed.
+  const Var resid = aS - t;
   const Var noise_free = S == 1 ? g.logpq : ad::scale(g.logpq, double(S));
   out.logpq = noise_free + ad::scale(ad::sum(ad::square(resid)), 0.5);
   if (g.A.valid()) {  // shared by several calls: A and f_var computed once (gigp_share)

@@ -57,8 +57,7 @@ Var rowwise_normal_sample(const Var& M, const Var& sd, random::Stream& s) {
     throw Error(fmt::format("distributions::rowwise_normal_sample: M is {}x{}, sd {}x{}", n, p,
                             sd.n_rows(), sd.n_cols()));
   }
-  Var E = M.tape().constant(random::normal_matrix(s, n, p));
-  return ad::add(M, ad::mul_each_col(E, sd));
+  return ad::add_scaled_noise(M, random::normal_matrix(s, n, p), sd);
 }
 
 }  // namespace dkp::distributions

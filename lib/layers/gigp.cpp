@@ -6,15 +6,12 @@
 #include <cmath>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "linalg/chol.hpp"
 #include "linalg/symmetric.hpp"
 #include "linalg/triangular.hpp"
-#include "util/error.hpp"
 
 namespace dkp::layers {
 
@@ -247,32 +244,8 @@ GigpPrepared gigp_constants(ad::Tape& tape, const GigpPrepared& g) {
           c_opt(g.f_var)};
 }
 
-// F = f_mean + sqrt(f_var) % eps column by column, in one op. Adjoints: f_mean's is Fbar;
-// f_var's is rowsum(Fbar % eps) / (2 sqrt(f_var)).
 Var sample_outputs(const GigpOutput& out, const arma::mat& eps) {
-  const Var& fm = out.f_mean;
-  const Var& fv = out.f_var;
-  const arma::uword B = fm.n_rows(), W = fm.n_cols();
-  if (fv.n_rows() != B || fv.n_cols() != 1 || eps.n_rows != B || eps.n_cols != W) {
-    throw Error(fmt::format("layers::sample_outputs: f_mean {}x{}, f_var {}x{}, noise {}x{}", B, W,
-                            fv.n_rows(), fv.n_cols(), eps.n_rows, eps.n_cols));
-  }
-  arma::vec sd = arma::sqrt(arma::vec(fv.val()));
-  arma::mat F = eps;
-  F.each_col() %= sd;
-  F += fm.val();
-  return fm.tape().record(std::move(F), {fm, fv},
-                          [fm, fv, eps, sd = std::move(sd)](ad::Node* node) mutable {
-                            return [fm, fv, eps, sd = std::move(sd), node] {
-                              const arma::mat& Fbar = node->adj;
-                              if (fv.needs_grad()) {
-                                arma::vec g = arma::sum(Fbar % eps, 1);
-                                g /= 2.0 * sd;
-                                ad::accumulate(fv, arma::mat(std::move(g)));
-                              }
-                              if (fm.needs_grad()) ad::accumulate(fm, Fbar);
-                            };
-                          });
+  return ad::add_scaled_noise(out.f_mean, eps, ad::sqrt(out.f_var));
 }
 
 Var sample_outputs(const GigpOutput& out, random::Stream& rng) {

@@ -229,8 +229,7 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
       mean = m.f_mean;
       sd = ad::sqrt(ad::scale(m.f_var, 1.0 / nu));
     }
-    const Var Ft_new =
-        mean + ad::mul_each_col(tape.constant(random::normal_matrix(rng, B, width_)), sd);
+    const Var Ft_new = ad::add_scaled_noise(mean, random::normal_matrix(rng, B, width_), sd);
     Fi = Fi_new;
     Ft = Ft_new;
     if (trace) {

@@ -126,6 +126,18 @@ TEST_CASE("row and column broadcasting, repmat") {
             arma::repmat(A, 2, 3));
   expect_op([](Tape&, const Inputs& v) { return contract(ad::repmat(v[0], 1, 5)); }, {col},
             arma::repmat(col, 1, 5));
+  const arma::mat noise = randm(3, 4);
+  expect_op([&noise](Tape&,
+                     const Inputs& v) { return contract(ad::add_scaled_noise(v[0], noise, v[1])); },
+            {A, col}, A + noise.each_col() % col);
+  expect_throws(
+      [&noise](Tape&, const Inputs& v) { return ad::sum(ad::add_scaled_noise(v[0], noise, v[1])); },
+      {A, row});
+  expect_throws(
+      [](Tape&, const Inputs& v) {
+        return ad::sum(ad::add_scaled_noise(v[0], arma::mat(3, 3, arma::fill::ones), v[1]));
+      },
+      {A, col});
   expect_throws([](Tape&, const Inputs& v) { return ad::sum(ad::add_each_row(v[0], v[1])); },
                 {A, col});
   expect_throws([](Tape&, const Inputs& v) { return ad::sum(ad::mul_each_col(v[0], v[1])); },

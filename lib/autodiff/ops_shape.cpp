@@ -322,7 +322,7 @@ Var mul_each_col(const Var& a, const Var& col) {
   });
 }
 
-Var add_scaled_noise(const Var& mean, const arma::mat& noise, const Var& sd) {
+Var add_scaled_noise(const Var& mean, arma::mat noise, const Var& sd) {
   check_col(mean, sd, "add_scaled_noise");
   if (noise.n_rows != mean.n_rows() || noise.n_cols != mean.n_cols()) {
     throw Error(fmt::format("autodiff::add_scaled_noise: mean {}x{}, noise {}x{}", mean.n_rows(),
@@ -331,12 +331,13 @@ Var add_scaled_noise(const Var& mean, const arma::mat& noise, const Var& sd) {
   arma::mat v = noise;
   v.each_col() %= sd.val();
   v += mean.val();
-  return mean.tape().record(std::move(v), {mean, sd}, [mean, noise, sd](Node* out) {
-    return [mean, noise, sd, out] {
-      if (sd.needs_grad()) accumulate(sd, arma::sum(out->adj % noise, 1));
-      accumulate(mean, out->adj);
-    };
-  });
+  return mean.tape().record(std::move(v), {mean, sd},
+                            [mean, sd, noise = std::move(noise)](Node* out) mutable {
+                              return [mean, sd, noise = std::move(noise), out] {
+                                if (sd.needs_grad()) accumulate(sd, arma::sum(out->adj % noise, 1));
+                                accumulate(mean, out->adj);
+                              };
+                            });
 }
 
 Var div_each_col(const Var& a, const Var& col) {

@@ -56,7 +56,7 @@ Var div_each_col(const Var& a, const Var& col);  ///< a.each_col() / col
 /// mean + noise.each_col() % sd in one op, for a constant noise draw (n x m) and a column of
 /// standard deviations sd (n x 1): a Gaussian sample with per-row scales. Adjoints: mean's is
 /// the output's, sd's is rowsum(adjoint % noise).
-Var add_scaled_noise(const Var& mean, const arma::mat& noise, const Var& sd);
+Var add_scaled_noise(const Var& mean, arma::mat noise, const Var& sd);
 /// arma::repmat(a, r, c): a tiled r times vertically and c times horizontally.
 Var repmat(const Var& a, arma::uword r, arma::uword c);
 

@@ -244,8 +244,8 @@ GigpPrepared gigp_constants(ad::Tape& tape, const GigpPrepared& g) {
           c_opt(g.f_var)};
 }
 
-Var sample_outputs(const GigpOutput& out, const arma::mat& eps) {
-  return ad::add_scaled_noise(out.f_mean, eps, ad::sqrt(out.f_var));
+Var sample_outputs(const GigpOutput& out, arma::mat eps) {
+  return ad::add_scaled_noise(out.f_mean, std::move(eps), ad::sqrt(out.f_var));
 }
 
 Var sample_outputs(const GigpOutput& out, random::Stream& rng) {

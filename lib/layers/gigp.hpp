@@ -107,7 +107,7 @@ GigpOutput gigp_sample(const GigpPrepared& g, random::Stream& rng);
 GigpPrepared gigp_constants(autodiff::Tape& tape, const GigpPrepared& g);
 
 /// f = f_mean + sqrt(f_var) eps for given noise eps (the shape of f_mean).
-Var sample_outputs(const GigpOutput& out, const arma::mat& eps);
+Var sample_outputs(const GigpOutput& out, arma::mat eps);
 
 // ---- plain (no tape) evaluation for prediction ----------------------------------------------
 // The same distribution computed with Armadillo/BLAS only, in a cheaper but algebraically equal

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "linalg/symmetric.hpp"
 #include "linalg/triangular.hpp"
 
 extern "C" {
@@ -50,22 +51,10 @@ std::string describe_failure(const std::string& where, arma::uword n, double min
 // Relative asymmetry test on the strict lower triangle against the upper one.
 bool is_symmetric(const arma::mat& A, double scale) {
   const double tol = 1e-8 * std::max(scale, 1e-300);
-  const arma::uword n = A.n_rows;
-  // 16 x 16 tiles of the strict lower triangle against their mirror images: the strided reads of
-  // the upper triangle stay in cache (a plain column loop misses on every upper element).
-  constexpr arma::uword bs = 16;
-  for (arma::uword jb = 0; jb < n; jb += bs) {
-    const arma::uword je = std::min(jb + bs, n);
-    for (arma::uword ib = jb; ib < n; ib += bs) {
-      const arma::uword ie = std::min(ib + bs, n);
-      for (arma::uword j = jb; j < je; ++j) {
-        for (arma::uword i = std::max(ib, j + 1); i < ie; ++i) {
-          if (!(std::abs(A.at(i, j) - A.at(j, i)) <= tol)) return false;
-        }
-      }
-    }
-  }
-  return true;
+  // The strict lower triangle against its mirror image.
+  return for_each_strict_lower_tiled(A.n_rows, [&A, tol](arma::uword i, arma::uword j) {
+    return std::abs(A.at(i, j) - A.at(j, i)) <= tol;
+  });
 }
 
 }  // namespace

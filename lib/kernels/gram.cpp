@@ -7,6 +7,8 @@
 
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_shape.hpp"
+#include "kernels/se_exponent.hpp"
+#include "linalg/symmetric.hpp"
 #include "util/error.hpp"
 #include "util/vexp.hpp"
 
@@ -30,15 +32,6 @@ void check_blocks(const GramBlocks& G, const char* what) {
     throw Error(fmt::format("kernels::{}: blocks ii {}x{}, it {}x{}, tt {}x{}", what, P,
                             G.ii.n_cols(), G.it.n_rows(), G.it.n_cols(), B, G.tt.n_cols()));
   }
-}
-
-// R_ij = a_i + b_j - 2 C_ij, clamped at 0.
-arma::mat sq_dist(const arma::mat& C, const arma::vec& a, const arma::vec& b) {
-  arma::mat R = -2.0 * C;
-  R.each_col() += a;
-  R.each_row() += b.t();
-  R.clamp(0.0, arma::datum::inf);
-  return R;
 }
 
 // eps on the diagonal of a square matrix.
@@ -71,23 +64,136 @@ GramBlocks features_to_gram(const Var& Fi, const Var& Ft, double nu) {
   return g;
 }
 
-Var se_unit_from_gram(const Var& C, const Var& a, const Var& b, const Var& log_ell) {
-  check_block(C, a, b, "se_unit_from_gram");
+namespace {
+
+// w = 1 / (2 l^2) from the log lengthscale (1 x 1).
+double se_gram_weight(const char* op, const Var& log_ell) {
   if (log_ell.val().n_elem != 1) {
-    throw Error(fmt::format("kernels::se_unit_from_gram: log lengthscale is {}x{}, not 1x1",
-                            log_ell.n_rows(), log_ell.n_cols()));
+    throw Error(fmt::format("kernels::{}: log lengthscale is {}x{}, not 1x1", op, log_ell.n_rows(),
+                            log_ell.n_cols()));
   }
-  const double w = 0.5 * std::exp(-2.0 * log_ell.scalar());
-  arma::mat K = arma::exp(-w * sq_dist(C.val(), a.val(), b.val()));
-  return C.tape().record(std::move(K), {C, a, b, log_ell}, [C, a, b, log_ell, w](ad::Node* out) {
-    return [C, a, b, log_ell, w, out] {
-      const arma::mat G = out->adj % out->val;
-      if (C.needs_grad()) C.node()->adj_ref() += (2.0 * w) * G;
-      if (a.needs_grad()) a.node()->adj_ref() -= w * arma::sum(G, 1);
-      if (b.needs_grad()) b.node()->adj_ref() -= w * arma::sum(G, 0).t();
+  return 0.5 * std::exp(-2.0 * log_ell.scalar());
+}
+
+// log h of the variance (1 x 1, > 0), which goes inside the exponential.
+double se_gram_log_variance(const char* op, const Var& h) {
+  if (h.n_rows() != 1 || h.n_cols() != 1 || !(h.scalar() > 0.0)) {
+    throw Error(fmt::format("kernels::{}: variance must be 1x1 and positive (is {}x{}{})", op,
+                            h.n_rows(), h.n_cols(),
+                            h.val().n_elem == 1 ? fmt::format(", {}", h.scalar()) : ""));
+  }
+  return std::log(h.scalar());
+}
+
+}  // namespace
+
+Var se_scaled_from_gram(const Var& h, const Var& C, const Var& a, const Var& b,
+                        const Var& log_ell) {
+  check_block(C, a, b, "se_scaled_from_gram");
+  const double w = se_gram_weight("se_scaled_from_gram", log_ell);
+  const double log_h = se_gram_log_variance("se_scaled_from_gram", h);
+  const arma::uword n = C.n_rows(), m = C.n_cols();
+  arma::mat K = C.val();
+  const double* av = a.val().memptr();
+  const double* bv = b.val().memptr();
+  for (arma::uword j = 0; j < m; ++j)
+    detail::se_exponent_from_cross(K.colptr(j), av, bv[j], w, log_h, 0, n);
+  util::exp_inplace(K.memptr(), K.n_elem);
+  return C.tape().record(std::move(K), {h, C, a, b, log_ell},
+                         [h, C, a, b, log_ell, w](ad::Node* out) {
+                           return [h, C, a, b, log_ell, w, out] {
+                             // One pass: G = Kbar % K, Cbar = 2 w G, abar = -w rowsum(G), bbar = -w
+                             // colsum(G)^T, log_ell bar = 2 w sum(G % R), hbar = sum(G) / h (dK/dh
+                             // = K / h).
+                             const arma::uword n = out->val.n_rows, m = out->val.n_cols;
+                             const bool need_c = C.needs_grad(), need_ell = log_ell.needs_grad();
+                             arma::mat gc(need_c ? n : 0, need_c ? m : 0, arma::fill::none);
+                             arma::vec ra(n, arma::fill::zeros), cb(m, arma::fill::none);
+                             const double* av = a.val().memptr();
+                             const double* bv = b.val().memptr();
+                             double total = 0.0, gr = 0.0;
+                             for (arma::uword j = 0; j < m; ++j) {
+                               const double* kb = out->adj.colptr(j);
+                               const double* k = out->val.colptr(j);
+                               const double* c = C.val().colptr(j);
+                               double* r = ra.memptr();
+                               double cs = 0.0, cr = 0.0;
+                               for (arma::uword i = 0; i < n; ++i) {
+                                 const double g = kb[i] * k[i];
+                                 r[i] += g;
+                                 cs += g;
+                                 if (need_ell)
+                                   cr += g * detail::sq_dist_from_cross(c[i], av[i], bv[j]);
+                               }
+                               if (need_c) {
+                                 double* o = gc.colptr(j);
+                                 for (arma::uword i = 0; i < n; ++i)
+                                   o[i] = (2.0 * w) * (kb[i] * k[i]);
+                               }
+                               cb[j] = cs;
+                               total += cs;
+                               gr += cr;
+                             }
+                             if (need_c) ad::accumulate(C, std::move(gc));
+                             if (a.needs_grad()) ad::accumulate(a, arma::mat(-w * ra));
+                             if (b.needs_grad()) ad::accumulate(b, arma::mat(-w * cb));
+                             if (need_ell) ad::accumulate_fill(log_ell, 2.0 * w * gr);
+                             if (h.needs_grad()) ad::accumulate_fill(h, total / h.scalar());
+                           };
+                         });
+}
+
+Var se_scaled_sym_from_gram(const Var& h, const Var& C, const Var& log_ell, double jitter) {
+  if (C.n_rows() != C.n_cols()) {
+    throw Error(fmt::format("kernels::se_scaled_sym_from_gram: Gram block {}x{} is not square",
+                            C.n_rows(), C.n_cols()));
+  }
+  const double w = se_gram_weight("se_scaled_sym_from_gram", log_ell);
+  const double log_h = se_gram_log_variance("se_scaled_sym_from_gram", h);
+  const double hv = h.scalar();
+  const arma::uword n = C.n_rows();
+  const arma::vec d = C.val().diag();
+  // The strict lower triangle (half the exponentials), then mirrored: exactly symmetric, with
+  // h (1 + jitter) on the diagonal (R_jj = 0).
+  arma::mat K = C.val();
+  for (arma::uword j = 0; j < n; ++j) {
+    double* k = K.colptr(j);
+    detail::se_exponent_from_cross(k, d.memptr(), d[j], w, log_h, j + 1, n);
+    if (j + 1 < n) util::exp_inplace(k + j + 1, n - j - 1);
+    k[j] = hv * (1.0 + jitter);
+  }
+  linalg::for_each_strict_lower_tiled(n, [&K](arma::uword i, arma::uword j) {
+    K.at(j, i) = K.at(i, j);
+    return true;
+  });
+  return C.tape().record(std::move(K), {h, C, log_ell}, [h, C, log_ell, w, hv](ad::Node* out) {
+    return [h, C, log_ell, w, hv, out] {
+      // With S = G + G^T, G = Kbar % K (both halves of K come from C's lower triangle):
+      //   Cbar = w (S - diag(rowsum S)) (the diagonal's terms through R_jj = 0 cancel),
+      //   log_ell bar = 2 w sum_{i > j} S_ij R_ij, hbar = sum(S) / (2 h).
+      arma::mat S = out->adj % out->val;
+      linalg::symmetric_sum_inplace(S);
+      if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(S) / (2.0 * hv));
       if (log_ell.needs_grad()) {
-        log_ell.node()->adj_ref()[0] +=
-            2.0 * w * arma::accu(G % sq_dist(C.val(), a.val(), b.val()));
+        const arma::mat& Cv = C.val();
+        const arma::vec d = Cv.diag();
+        const arma::uword n = Cv.n_rows;
+        double gr = 0.0;
+        for (arma::uword j = 0; j < n; ++j) {
+          const double* s = S.colptr(j);
+          const double* c = Cv.colptr(j);
+          double cr = 0.0;
+          for (arma::uword i = j + 1; i < n; ++i)
+            cr += s[i] * detail::sq_dist_from_cross(c[i], d[i], d[j]);
+          gr += cr;
+        }
+        ad::accumulate_fill(log_ell, 2.0 * w * gr);
+      }
+      if (C.needs_grad()) {
+        const arma::vec rs = arma::sum(S, 1);
+        S *= w;
+        S.diag() -= w * rs;
+        ad::accumulate(C, std::move(S));
       }
     };
   });
@@ -184,15 +290,12 @@ GramBlocks se_gram(const GramBlocks& G, const Var& log_lengthscale, const Var& l
                    double jitter) {
   check_blocks(G, "se_gram");
   ad::Tape& tape = G.ii.tape();
-  const arma::uword P = G.ii.n_rows(), B = G.tt.n_rows();
-  const Var d = ad::diag(G.ii);
+  const arma::uword B = G.tt.n_rows();
   const Var h = ad::exp(log_variance);
-  // On the diagonal of ii, R = 2 G_jj - 2 G_jj = 0 exactly, so the unit kernel is exactly 1 there.
   GramBlocks k;
-  k.ii = ad::mul(h, add_diag(se_unit_from_gram(G.ii, d, d, log_lengthscale), jitter));
-  k.it = ad::mul(h, se_unit_from_gram(G.it, d, G.tt, log_lengthscale));
+  k.ii = se_scaled_sym_from_gram(h, G.ii, log_lengthscale, jitter);
+  k.it = se_scaled_from_gram(h, G.it, ad::diag(G.ii), G.tt, log_lengthscale);
   k.tt = ad::mul(h, tape.constant(arma::mat(B, 1, arma::fill::value(1.0 + jitter))));
-  (void)P;
   return k;
 }
 

@@ -43,12 +43,21 @@ Var scale_shift_features(const Var& X, const Var& log_scale, const Var& bias);
 ///   ii = Fi Fi^T / nu, it = Fi Ft^T / nu, tt = rowsum(Ft % Ft) / nu.
 GramBlocks features_to_gram(const Var& Fi, const Var& Ft, double nu);
 
-/// exp(-(a_i + b_j - 2 C_ij) / (2 l^2)) as one fused op, l = exp(log_ell) (1x1): C is n x m, a is
-/// n x 1 (the diagonal of the left points' Gram), b is m x 1. R = a_i + b_j - 2 C_ij is clamped
-/// at 0 (it is >= 0 in exact arithmetic). With Gbar = adjoint % K and w = 1 / (2 l^2):
-///   Cbar = 2 w Gbar, abar = -w rowsum(Gbar), bbar = -w colsum(Gbar)^T,
-///   log_ell bar = 2 w sum(Gbar % R).
-Var se_unit_from_gram(const Var& C, const Var& a, const Var& b, const Var& log_ell);
+/// h exp(-(a_i + b_j - 2 C_ij) / (2 l^2)) as one fused op, l = exp(log_ell) and h both 1 x 1,
+/// h > 0: C is n x m, a is n x 1 (the diagonal of the left points' Gram), b is m x 1.
+/// R = a_i + b_j - 2 C_ij is clamped at 0 (it is >= 0 in exact arithmetic); log h goes inside
+/// the (vectorised) exponential. With G = adjoint % K and w = 1 / (2 l^2):
+///   Cbar = 2 w G, abar = -w rowsum(G), bbar = -w colsum(G)^T,
+///   log_ell bar = 2 w sum(G % R), hbar = sum(G) / h.
+Var se_scaled_from_gram(const Var& h, const Var& C, const Var& a, const Var& b, const Var& log_ell);
+
+/// The same kernel of a symmetric Gram block with itself, a = b = diag(C), plus h jitter on the
+/// diagonal: h (exp(-R_ij / (2 l^2)) + jitter [i == j]), n x n. Only C's strict lower triangle
+/// and diagonal are read (half the exponentials); the result is exactly symmetric with
+/// h (1 + jitter) on the diagonal. The adjoint w.r.t. C is symmetric (S = G + G^T):
+///   Cbar = w (S - diag(rowsum S)), log_ell bar = 2 w sum_{i > j} S_ij R_ij, hbar = sum(S) / 2h,
+/// the derivative of K as a function of a symmetric C (C_ij and C_ji move together).
+Var se_scaled_sym_from_gram(const Var& h, const Var& C, const Var& log_ell, double jitter);
 
 /// The ReLU arc-cosine kernel (scaled to keep the diagonal, see above) of an n x m Gram block C
 /// with the diagonals a (n x 1) of the left and b (m x 1) of the right points, as one fused op.

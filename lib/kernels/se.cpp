@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "kernels/se_exponent.hpp"
 #include "linalg/symmetric.hpp"
 #include "util/error.hpp"
 #include "util/vexp.hpp"
@@ -41,22 +42,9 @@ Var scale_columns(const Var& X, const Var& log_ell) {
 
 namespace {
 
-// k <- log_h - 1/2 max(0, n_i + m - 2 k) for i in [first, last): the squared distance from the
-// cross product k, the squared norms n of the rows of X and the squared norm m of one row of Z,
-// clamped at 0 against round-off; the SE kernel with variance h is its exponential (log_h = 0:
-// the unit kernel, exactly). In place.
-void se_exponent_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
-                            arma::uword last) {
-  for (arma::uword i = first; i < last; ++i) {
-    double d = (-2.0 * k[i] + n[i]) + m;
-    d = d < 0.0 ? 0.0 : d;
-    k[i] = -0.5 * d + log_h;
-  }
-}
-
 void se_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
                    arma::uword last) {
-  se_exponent_from_cross(k, n, m, log_h, first, last);
+  detail::se_exponent_from_cross(k, n, m, 0.5, log_h, first, last);
   if (last > first) util::exp_inplace(k + first, last - first);
 }
 
@@ -89,7 +77,7 @@ arma::mat se_value(const arma::mat& Xs, const arma::mat& Zs, double log_h) {
       std::fill(K.colptr(j0), K.colptr(j0) + n * nc, 0.0);
     }
     for (arma::uword j = j0; j < j0 + nc; ++j)
-      se_exponent_from_cross(K.colptr(j), nx.memptr(), nz[j], log_h, 0, n);
+      detail::se_exponent_from_cross(K.colptr(j), nx.memptr(), nz[j], 0.5, log_h, 0, n);
     util::exp_inplace(K.colptr(j0), n * nc);  // the panel is contiguous
   }
   return K;

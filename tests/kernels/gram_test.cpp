@@ -138,13 +138,42 @@ TEST_CASE("fused Gram kernel ops: gradients w.r.t. every input match finite diff
   const arma::mat C = Fi * Ft.t() / 3.0;
   const arma::mat a = arma::sum(Fi % Fi, 1) / 3.0, b = arma::sum(Ft % Ft, 1) / 3.0;
   const arma::mat log_ell(1, 1, arma::fill::value(0.2));
-  SUBCASE("se_unit_from_gram") {
+  const arma::mat h(1, 1, arma::fill::value(1.7));
+  SUBCASE("se_scaled_from_gram") {
     auto f = [](Tape&, const std::vector<Var>& v) {
-      return contract(kn::se_unit_from_gram(v[0], v[1], v[2], v[3]), 11);
+      return contract(kn::se_scaled_from_gram(v[0], v[1], v[2], v[3], v[4]), 11);
     };
-    const auto r = ad::check_gradient(f, {C, a, b, log_ell});
+    const auto r = ad::check_gradient(f, {h, C, a, b, log_ell});
     INFO(r.detail);
     CHECK(r.ok);
+  }
+  SUBCASE("se_scaled_sym_from_gram, through a symmetric C = Fi Fi^T / 3") {
+    // The op reads only C's lower triangle: its adjoint is the derivative for C_ij and C_ji
+    // moving together, so C is built symmetric from the features it is checked against.
+    auto f = [](Tape&, const std::vector<Var>& v) {
+      const Var Ci = ad::scale(ad::matmul(v[0], v[0], false, true), 1.0 / 3.0);
+      return contract(kn::se_scaled_sym_from_gram(v[1], Ci, v[2], 1e-3), 13);
+    };
+    const auto r = ad::check_gradient(f, {Fi, h, log_ell});
+    INFO(r.detail);
+    CHECK(r.ok);
+  }
+  SUBCASE("se_scaled_sym_from_gram equals the general op on (C, diag C, diag C) plus h jitter I") {
+    Tape tape;
+    const arma::mat Ci = Fi * Fi.t() / 3.0;
+    const arma::vec di = Ci.diag();
+    const arma::mat K = kn::se_scaled_sym_from_gram(tape.constant(h), tape.constant(Ci),
+                                                    tape.constant(log_ell), 1e-3)
+                            .val();
+    const arma::mat Kg =
+        kn::se_scaled_from_gram(tape.constant(h), tape.constant(Ci), tape.constant(di),
+                                tape.constant(di), tape.constant(log_ell))
+            .val();
+    CHECK(arma::approx_equal(K, Kg + 1.7e-3 * arma::eye(4, 4), "reldiff", 1e-13));
+    CHECK(K.is_symmetric());
+    // And the closed form of one off-diagonal entry.
+    const double R10 = Ci(1, 1) + Ci(0, 0) - 2.0 * Ci(1, 0);
+    CHECK(K(1, 0) == doctest::Approx(1.7 * std::exp(-R10 * 0.5 * std::exp(-0.4))).epsilon(1e-13));
   }
   SUBCASE("arccos_relu (generic angles, C perturbed on its own)") {
     auto f = [](Tape&, const std::vector<Var>& v) {
@@ -154,14 +183,27 @@ TEST_CASE("fused Gram kernel ops: gradients w.r.t. every input match finite diff
     INFO(r.detail);
     CHECK(r.ok);
   }
-  SUBCASE("arccos_relu rejects non-positive diagonals and mismatched shapes") {
+  SUBCASE("arccos_relu and the SE ops reject bad diagonals, variances and shapes") {
     Tape tape;
     CHECK_THROWS_AS(kn::arccos_relu(tape.constant(C), tape.constant(-a), tape.constant(b)),
                     dkp::Error);
     CHECK_THROWS_AS(kn::arccos_relu(tape.constant(C), tape.constant(b), tape.constant(a)),
                     dkp::Error);
-    CHECK_THROWS_AS(kn::se_unit_from_gram(tape.constant(C), tape.constant(a), tape.constant(a),
-                                          tape.constant(0.0)),
+    // b has 5 rows where C has 4: a block/diagonal mismatch.
+    CHECK_THROWS_AS(kn::se_scaled_from_gram(tape.constant(1.0), tape.constant(C), tape.constant(a),
+                                            tape.constant(a), tape.constant(0.0)),
+                    dkp::Error);
+    CHECK_THROWS_AS(kn::se_scaled_from_gram(tape.constant(0.0), tape.constant(C), tape.constant(a),
+                                            tape.constant(b), tape.constant(0.0)),
+                    dkp::Error);
+    CHECK_THROWS_AS(kn::se_scaled_from_gram(tape.constant(1.0), tape.constant(C), tape.constant(a),
+                                            tape.constant(b), tape.constant(arma::zeros(1, 2))),
+                    dkp::Error);
+    CHECK_THROWS_AS(
+        kn::se_scaled_sym_from_gram(tape.constant(1.0), tape.constant(C), tape.constant(0.0), 0.0),
+        dkp::Error);
+    CHECK_THROWS_AS(kn::se_scaled_sym_from_gram(tape.constant(-1.0), tape.constant(C * C.t()),
+                                                tape.constant(0.0), 0.0),
                     dkp::Error);
   }
 }

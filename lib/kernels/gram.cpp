@@ -93,11 +93,11 @@ Var se_scaled_from_gram(const Var& h, const Var& C, const Var& a, const Var& b,
   const double w = se_gram_weight("se_scaled_from_gram", log_ell);
   const double log_h = se_gram_log_variance("se_scaled_from_gram", h);
   const arma::uword n = C.n_rows(), m = C.n_cols();
-  arma::mat K = C.val();
+  arma::mat K(n, m, arma::fill::none);
   const double* av = a.val().memptr();
   const double* bv = b.val().memptr();
   for (arma::uword j = 0; j < m; ++j)
-    detail::se_exponent_from_cross(K.colptr(j), av, bv[j], w, log_h, 0, n);
+    detail::se_exponent_from_cross(C.val().colptr(j), K.colptr(j), av, bv[j], w, log_h, 0, n);
   util::exp_inplace(K.memptr(), K.n_elem);
   return C.tape().record(std::move(K), {h, C, a, b, log_ell},
                          [h, C, a, b, log_ell, w](ad::Node* out) {
@@ -155,10 +155,10 @@ Var se_scaled_sym_from_gram(const Var& h, const Var& C, const Var& log_ell, doub
   const arma::vec d = C.val().diag();
   // The strict lower triangle (half the exponentials), then mirrored: exactly symmetric, with
   // h (1 + jitter) on the diagonal (R_jj = 0).
-  arma::mat K = C.val();
+  arma::mat K(n, n, arma::fill::none);
   for (arma::uword j = 0; j < n; ++j) {
     double* k = K.colptr(j);
-    detail::se_exponent_from_cross(k, d.memptr(), d[j], w, log_h, j + 1, n);
+    detail::se_exponent_from_cross(C.val().colptr(j), k, d.memptr(), d[j], w, log_h, j + 1, n);
     if (j + 1 < n) util::exp_inplace(k + j + 1, n - j - 1);
     k[j] = hv * (1.0 + jitter);
   }

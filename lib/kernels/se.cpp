@@ -44,7 +44,7 @@ namespace {
 
 void se_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
                    arma::uword last) {
-  detail::se_exponent_from_cross(k, n, m, 0.5, log_h, first, last);
+  detail::se_exponent_from_cross(k, k, n, m, 0.5, log_h, first, last);
   if (last > first) util::exp_inplace(k + first, last - first);
 }
 
@@ -77,7 +77,8 @@ arma::mat se_value(const arma::mat& Xs, const arma::mat& Zs, double log_h) {
       std::fill(K.colptr(j0), K.colptr(j0) + n * nc, 0.0);
     }
     for (arma::uword j = j0; j < j0 + nc; ++j)
-      detail::se_exponent_from_cross(K.colptr(j), nx.memptr(), nz[j], 0.5, log_h, 0, n);
+      detail::se_exponent_from_cross(K.colptr(j), K.colptr(j), nx.memptr(), nz[j], 0.5, log_h, 0,
+                                     n);
     util::exp_inplace(K.colptr(j0), n * nc);  // the panel is contiguous
   }
   return K;

@@ -7,14 +7,14 @@
 
 namespace dkp::kernels::detail {
 
-/// k[i] <- log_h - w max(0, (n_i - 2 k[i]) + m) for i in [first, last), in place: the squared
-/// distance from the cross product k, the squared norms (or Gram diagonal) n of the left points
-/// and m of one right point, clamped at 0 against round-off. The SE kernel with variance h and
-/// w = 1 / (2 l^2) is its exponential (log_h = 0: the unit kernel, exactly).
-inline void se_exponent_from_cross(double* k, const double* n, double m, double w, double log_h,
-                                   arma::uword first, arma::uword last) {
+/// k[i] <- log_h - w max(0, (n_i - 2 c[i]) + m) for i in [first, last) (k == c: in place): the
+/// squared distance from the cross product c, the squared norms (or Gram diagonal) n of the left
+/// points and m of one right point, clamped at 0 against round-off. The SE kernel with variance h
+/// and w = 1 / (2 l^2) is its exponential (log_h = 0: the unit kernel, exactly).
+inline void se_exponent_from_cross(const double* c, double* k, const double* n, double m, double w,
+                                   double log_h, arma::uword first, arma::uword last) {
   for (arma::uword i = first; i < last; ++i) {
-    double d = (-2.0 * k[i] + n[i]) + m;
+    double d = (-2.0 * c[i] + n[i]) + m;
     d = d < 0.0 ? 0.0 : d;
     k[i] = -w * d + log_h;
   }

@@ -85,6 +85,45 @@ double se_gram_log_variance(const char* op, const Var& h) {
   return std::log(h.scalar());
 }
 
+// The adjoint of K = h exp(-w R), R = max(0, a_i + b_j - 2 C_ij), in one pass over the block:
+// with G = Kbar % K, Cbar = 2 w G, abar = -w rowsum(G), bbar = -w colsum(G)^T,
+// log_ell bar = 2 w sum(G % R) (R recomputed, no exponential), hbar = sum(G) / h (dK/dh = K / h).
+void se_from_gram_backward(const arma::mat& Kbar, const arma::mat& K, const Var& h, const Var& C,
+                           const Var& a, const Var& b, const Var& log_ell, double w) {
+  const arma::uword n = K.n_rows, m = K.n_cols;
+  const bool need_c = C.needs_grad(), need_ell = log_ell.needs_grad();
+  arma::mat gc(need_c ? n : 0, need_c ? m : 0, arma::fill::none);
+  arma::vec ra(n, arma::fill::zeros), cb(m, arma::fill::none);
+  const double* av = a.val().memptr();
+  const double* bv = b.val().memptr();
+  double total = 0.0, gr = 0.0;
+  for (arma::uword j = 0; j < m; ++j) {
+    const double* kb = Kbar.colptr(j);
+    const double* k = K.colptr(j);
+    const double* c = C.val().colptr(j);
+    double* r = ra.memptr();
+    double cs = 0.0, cr = 0.0;
+    for (arma::uword i = 0; i < n; ++i) {
+      const double g = kb[i] * k[i];
+      r[i] += g;
+      cs += g;
+      if (need_ell) cr += g * detail::sq_dist_from_cross(c[i], av[i], bv[j]);
+    }
+    if (need_c) {
+      double* o = gc.colptr(j);
+      for (arma::uword i = 0; i < n; ++i) o[i] = (2.0 * w) * (kb[i] * k[i]);
+    }
+    cb[j] = cs;
+    total += cs;
+    gr += cr;
+  }
+  if (need_c) ad::accumulate(C, std::move(gc));
+  if (a.needs_grad()) ad::accumulate(a, arma::mat(-w * ra));
+  if (b.needs_grad()) ad::accumulate(b, arma::mat(-w * cb));
+  if (need_ell) ad::accumulate_fill(log_ell, 2.0 * w * gr);
+  if (h.needs_grad()) ad::accumulate_fill(h, total / h.scalar());
+}
+
 }  // namespace
 
 Var se_scaled_from_gram(const Var& h, const Var& C, const Var& a, const Var& b,
@@ -102,43 +141,7 @@ Var se_scaled_from_gram(const Var& h, const Var& C, const Var& a, const Var& b,
   return C.tape().record(std::move(K), {h, C, a, b, log_ell},
                          [h, C, a, b, log_ell, w](ad::Node* out) {
                            return [h, C, a, b, log_ell, w, out] {
-                             // One pass: G = Kbar % K, Cbar = 2 w G, abar = -w rowsum(G), bbar = -w
-                             // colsum(G)^T, log_ell bar = 2 w sum(G % R), hbar = sum(G) / h (dK/dh
-                             // = K / h).
-                             const arma::uword n = out->val.n_rows, m = out->val.n_cols;
-                             const bool need_c = C.needs_grad(), need_ell = log_ell.needs_grad();
-                             arma::mat gc(need_c ? n : 0, need_c ? m : 0, arma::fill::none);
-                             arma::vec ra(n, arma::fill::zeros), cb(m, arma::fill::none);
-                             const double* av = a.val().memptr();
-                             const double* bv = b.val().memptr();
-                             double total = 0.0, gr = 0.0;
-                             for (arma::uword j = 0; j < m; ++j) {
-                               const double* kb = out->adj.colptr(j);
-                               const double* k = out->val.colptr(j);
-                               const double* c = C.val().colptr(j);
-                               double* r = ra.memptr();
-                               double cs = 0.0, cr = 0.0;
-                               for (arma::uword i = 0; i < n; ++i) {
-                                 const double g = kb[i] * k[i];
-                                 r[i] += g;
-                                 cs += g;
-                                 if (need_ell)
-                                   cr += g * detail::sq_dist_from_cross(c[i], av[i], bv[j]);
-                               }
-                               if (need_c) {
-                                 double* o = gc.colptr(j);
-                                 for (arma::uword i = 0; i < n; ++i)
-                                   o[i] = (2.0 * w) * (kb[i] * k[i]);
-                               }
-                               cb[j] = cs;
-                               total += cs;
-                               gr += cr;
-                             }
-                             if (need_c) ad::accumulate(C, std::move(gc));
-                             if (a.needs_grad()) ad::accumulate(a, arma::mat(-w * ra));
-                             if (b.needs_grad()) ad::accumulate(b, arma::mat(-w * cb));
-                             if (need_ell) ad::accumulate_fill(log_ell, 2.0 * w * gr);
-                             if (h.needs_grad()) ad::accumulate_fill(h, total / h.scalar());
+                             se_from_gram_backward(out->adj, out->val, h, C, a, b, log_ell, w);
                            };
                          });
 }

@@ -7,7 +7,7 @@
 
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_shape.hpp"
-#include "kernels/se_exponent.hpp"
+#include "kernels/se_detail.hpp"
 #include "linalg/symmetric.hpp"
 #include "util/error.hpp"
 #include "util/vexp.hpp"
@@ -75,16 +75,6 @@ double se_gram_weight(const char* op, const Var& log_ell) {
   return 0.5 * std::exp(-2.0 * log_ell.scalar());
 }
 
-// log h of the variance (1 x 1, > 0), which goes inside the exponential.
-double se_gram_log_variance(const char* op, const Var& h) {
-  if (h.n_rows() != 1 || h.n_cols() != 1 || !(h.scalar() > 0.0)) {
-    throw Error(fmt::format("kernels::{}: variance must be 1x1 and positive (is {}x{}{})", op,
-                            h.n_rows(), h.n_cols(),
-                            h.val().n_elem == 1 ? fmt::format(", {}", h.scalar()) : ""));
-  }
-  return std::log(h.scalar());
-}
-
 // The adjoint of K = h exp(-w R), R = max(0, a_i + b_j - 2 C_ij), in one pass over the block:
 // with G = Kbar % K, Cbar = 2 w G, abar = -w rowsum(G), bbar = -w colsum(G)^T,
 // log_ell bar = 2 w sum(G % R) (R recomputed, no exponential), hbar = sum(G) / h (dK/dh = K / h).
@@ -124,13 +114,45 @@ void se_from_gram_backward(const arma::mat& Kbar, const arma::mat& K, const Var&
   if (h.needs_grad()) ad::accumulate_fill(h, total / h.scalar());
 }
 
+// The adjoint of the symmetric block K = h (exp(-w R) + jitter I), R from C's lower triangle and
+// its diagonal d. With S = G + G^T, G = Kbar % K (both halves of K come from C's lower triangle):
+//   Cbar = w (S - diag(rowsum S)) (the diagonal's terms through R_jj = 0 cancel),
+//   log_ell bar = 2 w sum_{i > j} S_ij R_ij, hbar = sum(S) / (2 h).
+void se_sym_from_gram_backward(const arma::mat& Kbar, const arma::mat& K, const Var& h,
+                               const Var& C, const Var& log_ell, const arma::vec& d, double w,
+                               double hv) {
+  arma::mat S = Kbar % K;
+  linalg::symmetric_sum_inplace(S);
+  if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(S) / (2.0 * hv));
+  if (log_ell.needs_grad()) {
+    const arma::mat& Cv = C.val();
+    const arma::uword n = Cv.n_rows;
+    double gr = 0.0;
+    for (arma::uword j = 0; j < n; ++j) {
+      const double* s = S.colptr(j);
+      const double* c = Cv.colptr(j);
+      double cr = 0.0;
+      for (arma::uword i = j + 1; i < n; ++i)
+        cr += s[i] * detail::sq_dist_from_cross(c[i], d[i], d[j]);
+      gr += cr;
+    }
+    ad::accumulate_fill(log_ell, 2.0 * w * gr);
+  }
+  if (C.needs_grad()) {
+    const arma::vec rs = arma::sum(S, 1);
+    S *= w;
+    S.diag() -= w * rs;
+    ad::accumulate(C, std::move(S));
+  }
+}
+
 }  // namespace
 
 Var se_scaled_from_gram(const Var& h, const Var& C, const Var& a, const Var& b,
                         const Var& log_ell) {
   check_block(C, a, b, "se_scaled_from_gram");
   const double w = se_gram_weight("se_scaled_from_gram", log_ell);
-  const double log_h = se_gram_log_variance("se_scaled_from_gram", h);
+  const double log_h = std::log(detail::positive_variance("se_scaled_from_gram", h));
   const arma::uword n = C.n_rows(), m = C.n_cols();
   arma::mat K(n, m, arma::fill::none);
   const double* av = a.val().memptr();
@@ -152,10 +174,10 @@ Var se_scaled_sym_from_gram(const Var& h, const Var& C, const Var& log_ell, doub
                             C.n_rows(), C.n_cols()));
   }
   const double w = se_gram_weight("se_scaled_sym_from_gram", log_ell);
-  const double log_h = se_gram_log_variance("se_scaled_sym_from_gram", h);
-  const double hv = h.scalar();
+  const double hv = detail::positive_variance("se_scaled_sym_from_gram", h);
+  const double log_h = std::log(hv);
   const arma::uword n = C.n_rows();
-  const arma::vec d = C.val().diag();
+  arma::vec d = C.val().diag();  // kept for the adjoint
   // The strict lower triangle (half the exponentials), then mirrored: exactly symmetric, with
   // h (1 + jitter) on the diagonal (R_jj = 0).
   arma::mat K(n, n, arma::fill::none);
@@ -169,37 +191,12 @@ Var se_scaled_sym_from_gram(const Var& h, const Var& C, const Var& log_ell, doub
     K.at(j, i) = K.at(i, j);
     return true;
   });
-  return C.tape().record(std::move(K), {h, C, log_ell}, [h, C, log_ell, w, hv](ad::Node* out) {
-    return [h, C, log_ell, w, hv, out] {
-      // With S = G + G^T, G = Kbar % K (both halves of K come from C's lower triangle):
-      //   Cbar = w (S - diag(rowsum S)) (the diagonal's terms through R_jj = 0 cancel),
-      //   log_ell bar = 2 w sum_{i > j} S_ij R_ij, hbar = sum(S) / (2 h).
-      arma::mat S = out->adj % out->val;
-      linalg::symmetric_sum_inplace(S);
-      if (h.needs_grad()) ad::accumulate_fill(h, arma::accu(S) / (2.0 * hv));
-      if (log_ell.needs_grad()) {
-        const arma::mat& Cv = C.val();
-        const arma::vec d = Cv.diag();
-        const arma::uword n = Cv.n_rows;
-        double gr = 0.0;
-        for (arma::uword j = 0; j < n; ++j) {
-          const double* s = S.colptr(j);
-          const double* c = Cv.colptr(j);
-          double cr = 0.0;
-          for (arma::uword i = j + 1; i < n; ++i)
-            cr += s[i] * detail::sq_dist_from_cross(c[i], d[i], d[j]);
-          gr += cr;
-        }
-        ad::accumulate_fill(log_ell, 2.0 * w * gr);
-      }
-      if (C.needs_grad()) {
-        const arma::vec rs = arma::sum(S, 1);
-        S *= w;
-        S.diag() -= w * rs;
-        ad::accumulate(C, std::move(S));
-      }
-    };
-  });
+  return C.tape().record(std::move(K), {h, C, log_ell},
+                         [h, C, log_ell, w, hv, d = std::move(d)](ad::Node* out) mutable {
+                           return [h, C, log_ell, w, hv, d = std::move(d), out] {
+                             se_sym_from_gram_backward(out->adj, out->val, h, C, log_ell, d, w, hv);
+                           };
+                         });
 }
 
 namespace {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
-#include "kernels/se_exponent.hpp"
+#include "kernels/se_detail.hpp"
 #include "linalg/symmetric.hpp"
 #include "util/error.hpp"
 #include "util/vexp.hpp"
@@ -158,13 +158,6 @@ double se_input_adjoints(const Var& Xs, const Var& Zs, const arma::mat& Kbar, co
   return total;
 }
 
-// The variance of a scaled SE op: 1 x 1.
-void check_variance(const char* op, const Var& h) {
-  if (h.n_rows() != 1 || h.n_cols() != 1) {
-    throw Error(fmt::format("kernels::{}: variance is {}x{}, not 1x1", op, h.n_rows(), h.n_cols()));
-  }
-}
-
 void check_se_inputs(const char* op, const Var& Xs, const Var& Zs) {
   if (Xs.n_cols() != Zs.n_cols()) {
     throw Error(
@@ -184,7 +177,7 @@ Var se_unit(const Var& Xs, const Var& Zs) {
 
 Var se_scaled(const Var& h, const Var& Xs, const Var& Zs) {
   check_se_inputs("se_scaled", Xs, Zs);
-  check_variance("se_scaled", h);
+  detail::check_variance("se_scaled", h);
   const double hv = h.scalar();
   // h inside the exponential (one pass fewer); a variance <= 0 (never from exp(log variance))
   // multiplies the unit kernel instead.
@@ -224,11 +217,7 @@ Var se_unit_sym(const Var& Xs) {
 }
 
 Var se_scaled_sym(const Var& h, const Var& Xs, double jitter) {
-  check_variance("se_scaled_sym", h);
-  const double hv = h.scalar();
-  if (!(hv > 0.0)) {
-    throw Error(fmt::format("kernels::se_scaled_sym: variance {} is not positive", hv));
-  }
+  const double hv = detail::positive_variance("se_scaled_sym", h);
   arma::mat K = se_unit_sym_value(Xs.val());
   K.diag() += jitter;
   K *= hv;

@@ -1,9 +1,13 @@
-// The exponent of a squared-exponential kernel entry from a cross product, shared by the SE
-// kernels on features (kernels/se.cpp) and on Gram matrices (kernels/gram.cpp). Internal to
-// lib/kernels.
+// Pieces shared by the SE kernels on features (kernels/se.cpp) and on Gram matrices
+// (kernels/gram.cpp): the exponent of a kernel entry from a cross product, and the checks of the
+// variance argument of the scaled ops. Internal to lib/kernels.
 #pragma once
 
+#include <fmt/format.h>
 #include <armadillo>
+
+#include "autodiff/tape.hpp"
+#include "util/error.hpp"
 
 namespace dkp::kernels::detail {
 
@@ -24,6 +28,22 @@ inline void se_exponent_from_cross(const double* c, double* k, const double* n, 
 inline double sq_dist_from_cross(double c, double n_i, double m) {
   const double d = (-2.0 * c + n_i) + m;
   return d < 0.0 ? 0.0 : d;
+}
+
+/// The variance of a scaled SE op is 1 x 1; throws dkp::Error naming `op` otherwise.
+inline void check_variance(const char* op, const autodiff::Var& h) {
+  if (h.n_rows() != 1 || h.n_cols() != 1) {
+    throw Error(fmt::format("kernels::{}: variance is {}x{}, not 1x1", op, h.n_rows(), h.n_cols()));
+  }
+}
+
+/// The value of a variance that must be 1 x 1 and positive (the ops that put log h inside the
+/// exponential or divide by h); throws dkp::Error naming `op` otherwise.
+inline double positive_variance(const char* op, const autodiff::Var& h) {
+  check_variance(op, h);
+  const double hv = h.scalar();
+  if (!(hv > 0.0)) throw Error(fmt::format("kernels::{}: variance {} is not positive", op, hv));
+  return hv;
 }
 
 }  // namespace dkp::kernels::detail

@@ -51,8 +51,8 @@ po::options_description run_options() {
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
     ("width", po::value<std::string>()->default_value("input"),
      "hidden width: input (number of features) | min(input,30) | an integer")
-    ("delta-init", po::value<double>()->default_value(1.0),
-     "diwp: initial delta of every inverse Wishart layer (bayesfunc: 1)")
+    ("delta-init", po::value<double>()->default_value(models::kDiwpDeltaInit, "e^4 = 54.598"),
+     "diwp: initial delta of every inverse Wishart layer (1 collapses the SE DIWP; README)")
     ("diwp-dof", po::value<std::string>()->default_value("point"),
      "diwp: dof of each train/test point's conditional: point (delta + P + 2, appendix I) | "
      "batch (delta + P + B + 1, B the batch size, as bayesfunc)")

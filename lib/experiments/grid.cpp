@@ -187,8 +187,8 @@ std::string RunSpec::canonical() const {
       dataset, split, model, inference, posterior, depth, kernel, p.steps,
       format_lr_schedule(p.lr_schedule), p.kl_anneal, p.train_samples, p.test_samples, p.inducing,
       p.batch, p.width, p.seed);
-  // The DIWP options only when set: every grid cell keeps its hash.
-  if (delta_init != 1.0) c += fmt::format("delta_init={}\n", delta_init);
+  // The DIWP options only when set (delta_init: when not 1, see grid.hpp).
+  if (model == "diwp" && delta_init != 1.0) c += fmt::format("delta_init={}\n", delta_init);
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
   if (!stl) c += "stl=off\n";
   if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
@@ -228,7 +228,9 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
             std::to_string(p.train_samples), "--test-samples", std::to_string(p.test_samples),
             "--inducing", std::to_string(p.inducing), "--batch", std::to_string(p.batch)});
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
-  if (delta_init != 1.0) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
+  if (model == "diwp" && delta_init != 1.0) {
+    a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
+  }
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
   if (!stl) a.insert(a.end(), {"--stl", "off"});
   if (a_prime_scale != 1.0) {
@@ -294,7 +296,7 @@ void validate_run_spec(const RunSpec& s) {
   if (s.diwp_dof != "point" && s.diwp_dof != "batch") {
     throw ConfigError(fmt::format("DIWP dof must be point or batch (got '{}')", s.diwp_dof));
   }
-  if (s.model != "diwp" && (s.delta_init != 1.0 || s.diwp_dof != "point")) {
+  if (s.model != "diwp" && (s.delta_init != models::kDiwpDeltaInit || s.diwp_dof != "point")) {
     throw ConfigError(
         fmt::format("model {} takes no DIWP options (delta init, dof); only diwp does", s.model));
   }

@@ -50,6 +50,8 @@
 #include <string>
 #include <vector>
 
+#include "models/diwp_defaults.hpp"
+
 namespace dkp::experiments {
 
 /// One step of a piecewise-constant learning-rate schedule: from `step` on, use `lr`.
@@ -92,9 +94,11 @@ struct RunSpec {
   Protocol protocol;
   /// DIWP options of `dkp run` beyond the grid axes (grid cells keep the defaults). Each joins
   /// canonical() and run_args() only when it differs from its default, so default cells keep
-  /// their hash.
-  double delta_init = 1.0;         ///< --delta-init
-  std::string diwp_dof = "point";  ///< --diwp-dof point | batch
+  /// their hash; delta_init joins them whenever it is not 1, the first default (the DIWP's
+  /// default is now e^4, so results computed at 1 keep their hash and are never taken for
+  /// results at e^4).
+  double delta_init = models::kDiwpDeltaInit;  ///< --delta-init
+  std::string diwp_dof = "point";              ///< --diwp-dof point | batch
   /// DWP option of `dkp run`, joining the hash the same way: false drops sticking the landing
   /// (--stl off).
   bool stl = true;

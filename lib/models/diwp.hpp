@@ -26,7 +26,7 @@
 //
 // Parameters (besides those of nngp.hpp), l = 1..depth - 1, all init as bayesfunc's IWLayer /
 // SingularIWLayer (notes section 2):
-//   layer{l}.log_delta 1x1  log delta_init (bayesfunc: 0, delta = 1);   layer{l}.log_gamma 1x1  0
+//   layer{l}.log_delta 1x1  log delta_init (4: models/diwp_defaults.hpp);  layer{l}.log_gamma 1x1 0
 //   (gamma = 1); layer{l}.V  N0 x N0 (l = 1) or P x P  ~ N(0, 1).
 // The V V^T / n scaling is bayesfunc's (s / P) V V^T with s fixed at 1 (s is redundant with V's
 // scale); we use / N0 in layer 1 too (bayesfunc: (delta I + s V V^T) / N0 for Omega / N0, i.e.
@@ -35,6 +35,7 @@
 #pragma once
 
 #include "distributions/gamma_op.hpp"
+#include "models/diwp_defaults.hpp"
 #include "models/nngp.hpp"
 
 namespace dkp::models {
@@ -44,7 +45,7 @@ struct DiwpConfig : GramModelConfig {
   distributions::GammaMethod gamma_method = distributions::GammaMethod::Rejection;
   /// nu_t = delta + P + B + 1 with B the batch size (bayesfunc) instead of delta + P + 2.
   bool reference_batch_dof = false;
-  double delta_init = 1.0;  ///< initial delta of every IW layer (bayesfunc: log_delta = 0)
+  double delta_init = kDiwpDeltaInit;  ///< initial delta of every IW layer
 };
 
 /// One inverse-Wishart layer's sample over the inducing block (and, for hidden layers, the

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "models/diwp_defaults.hpp"
 #include "models/model.hpp"
 
 namespace dkp::models {
@@ -16,8 +17,8 @@ struct ModelSpec {
   std::string kernel = "se";
   size_t width = 0;  ///< 0: number of input features
   size_t inducing = 100;
-  /// diwp: initial delta of every inverse Wishart layer (bayesfunc: 1).
-  double delta_init = 1.0;
+  /// diwp: initial delta of every inverse Wishart layer.
+  double delta_init = kDiwpDeltaInit;
   /// diwp: train/test points' dof delta + P + B + 1 with B the batch size, as bayesfunc does
   /// (DiwpConfig::reference_batch_dof), instead of delta + P + 2.
   bool diwp_batch_dof = false;

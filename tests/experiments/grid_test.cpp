@@ -190,9 +190,27 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   CHECK(v.hash() != s.hash());
   // dkp run's extra model options (e.g. --delta-init) join the hash only when set.
   RunSpec w = s;
+  w.model = "diwp";
+  w.inference.clear();
+  RunSpec w1 = w;
   w.delta_init = 100.0;
   CHECK(w.hash() != s.hash());
   CHECK(w.canonical().rfind("delta_init=100\n") == w.canonical().size() - 15);
+  // The DIWP's delta_init joins the hash unless it is 1, the first default: results computed at
+  // 1 keep their hash, and the default e^4 gets its own.
+  w1.delta_init = 1.0;
+  CHECK(w1.canonical().find("delta_init") == std::string::npos);
+  RunSpec we = w1;
+  we.delta_init = dkp::models::kDiwpDeltaInit;
+  CHECK(we.hash() != w1.hash());
+  CHECK(we.canonical().rfind("delta_init=54.598150033144236\n") == we.canonical().size() - 30);
+  const auto we_args = we.run_args("results/runs", {});
+  const auto we_at = std::find(we_args.begin(), we_args.end(), "--delta-init");
+  REQUIRE(we_at != we_args.end());
+  CHECK(*(we_at + 1) == "54.598150033144236");
+  // Other models carry the default but never print it.
+  CHECK(s.delta_init == dkp::models::kDiwpDeltaInit);
+  CHECK(s.canonical().find("delta_init") == std::string::npos);
   RunSpec x = s;
   x.stl = false;
   CHECK(x.hash() != s.hash());

@@ -367,6 +367,11 @@ int cmd_run(const std::vector<std::string>& args) {
                          m.point_ll[i]);
     util::write_file_atomic(vm["predictions"].as<std::string>(), csv);
   }
+  // The learned scalar parameters (noise variance, kernel heights and lengthscales, the DIWP's
+  // delta and gamma, ...), unconstrained as the model holds them (log_ in the name: a log).
+  util::Json scalars = util::Json::object();
+  for (const auto& [name, value] : tr.params)
+    if (value.n_elem == 1) scalars.set(name, value(0, 0));
   util::Json result = util::Json::object();
   result.set("config_hash", hash)
       .set("dataset", spec.dataset)
@@ -397,7 +402,8 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("predict_s", predict_s)
       .set("resumed_from_step", (unsigned long)tr.resumed_from)
       .set("git_sha", git_sha())
-      .set("finished", now_iso());
+      .set("finished", now_iso())
+      .set("scalar_parameters", std::move(scalars));
   util::write_file_atomic(result_path, result.dump());
   spdlog::info(
       "{} split {} {}: elbo {:.4f} (mean of {}: {:.4f} +- {:.4f})  test_ll {:.4f}  test_rmse "

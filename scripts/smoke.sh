@@ -41,6 +41,8 @@ nums() { grep -E '"(elbo|test_ll|test_rmse)"' "$1/result.json"; }
 [ "$(nums "$work/t2a" | wc -l)" = 3 ] || fail "--threads 2 run wrote no metrics"
 [ "$(nums "$work/t2a")" = "$(nums "$work/t2b")" ] || fail "--threads 2 runs differ"
 grep -q '"elbo_se"' "$work/t2a/result.json" || fail "result.json has no elbo_se"
+grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
+  fail "result.json has no learned noise variance under scalar_parameters"
 
 # A checkpoint belongs to its configuration: another configuration in the same --out is an error,
 # --force starts afresh, and a finished run keeps its final parameters.

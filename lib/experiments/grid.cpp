@@ -178,6 +178,14 @@ std::vector<LrPoint> parse_lr_schedule(const std::string& text) {
 // ---------------------------------------------------------------------------------------------
 // RunSpec
 
+namespace {
+// A DIWP cell's delta_init joins its hash and its command line unless it is 1, the first
+// default (grid.hpp): one rule for canonical() and run_args().
+bool delta_init_is_set(const RunSpec& s) {
+  return s.model == "diwp" && s.delta_init != 1.0;
+}
+}  // namespace
+
 std::string RunSpec::canonical() const {
   const auto& p = protocol;
   std::string c = fmt::format(
@@ -188,7 +196,7 @@ std::string RunSpec::canonical() const {
       format_lr_schedule(p.lr_schedule), p.kl_anneal, p.train_samples, p.test_samples, p.inducing,
       p.batch, p.width, p.seed);
   // The DIWP options only when set (delta_init: when not 1, see grid.hpp).
-  if (model == "diwp" && delta_init != 1.0) c += fmt::format("delta_init={}\n", delta_init);
+  if (delta_init_is_set(*this)) c += fmt::format("delta_init={}\n", delta_init);
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
   if (!stl) c += "stl=off\n";
   if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
@@ -228,9 +236,7 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
             std::to_string(p.train_samples), "--test-samples", std::to_string(p.test_samples),
             "--inducing", std::to_string(p.inducing), "--batch", std::to_string(p.batch)});
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
-  if (model == "diwp" && delta_init != 1.0) {
-    a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
-  }
+  if (delta_init_is_set(*this)) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
   if (!stl) a.insert(a.end(), {"--stl", "off"});
   if (a_prime_scale != 1.0) {

@@ -60,6 +60,9 @@ std::vector<std::string_view> split_fields(std::string_view line) {
 }
 
 double parse_double(std::string_view token, const fs::path& path, size_t line_no, size_t field) {
+  if (token.empty()) {
+    throw DataError(fmt::format("{}:{}: field {} is empty", path.string(), line_no, field + 1));
+  }
   std::string tmp(token);
   char* end = nullptr;
   errno = 0;
@@ -76,8 +79,30 @@ double parse_double(std::string_view token, const fs::path& path, size_t line_no
 }
 
 // Calls fn(line_no, fields) for every non-blank line.
+// Splits a line on commas, trimming whitespace around each field; a blank line has no fields, and
+// an empty field is kept (as an empty view) for the caller to reject.
+std::vector<std::string_view> split_commas(std::string_view line) {
+  std::vector<std::string_view> fields;
+  auto trim = [](std::string_view f) {
+    while (!f.empty() && is_space(f.front())) f.remove_prefix(1);
+    while (!f.empty() && is_space(f.back())) f.remove_suffix(1);
+    return f;
+  };
+  if (trim(line).empty()) return fields;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    fields.push_back(
+        trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return fields;
+}
+
 template <class Fn>
-void for_each_row(const fs::path& path, Fn&& fn) {
+void for_each_row(const fs::path& path, Fn&& fn,
+                  std::vector<std::string_view> (*split)(std::string_view) = split_fields) {
   if (!fs::exists(path)) {
     throw DataError(fmt::format("missing data file '{}'", path.string()));
   }
@@ -87,7 +112,7 @@ void for_each_row(const fs::path& path, Fn&& fn) {
     size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
     ++line_no;
-    const auto fields = split_fields(std::string_view(text).substr(pos, end - pos));
+    const auto fields = split(std::string_view(text).substr(pos, end - pos));
     if (!fields.empty()) fn(line_no, fields);
     pos = end + 1;
   }
@@ -95,25 +120,55 @@ void for_each_row(const fs::path& path, Fn&& fn) {
 
 }  // namespace
 
-arma::mat read_table(const fs::path& path) {
+namespace {
+
+// Rows of numbers, all of the same length (the first row's); `header`: a first row whose first
+// field is not a number is skipped.
+arma::mat read_numbers(const fs::path& path,
+                       std::vector<std::string_view> (*split)(std::string_view), bool header) {
   std::vector<double> values;
   size_t cols = 0, rows = 0, first_line = 0;
-  for_each_row(path, [&](size_t line_no, const std::vector<std::string_view>& fields) {
-    if (rows == 0) {
-      cols = fields.size();
-      first_line = line_no;
-    } else if (fields.size() != cols) {
-      throw DataError(fmt::format("{}:{}: row has {} fields, expected {} (as on line {})",
-                                  path.string(), line_no, fields.size(), cols, first_line));
-    }
-    for (size_t f = 0; f < fields.size(); ++f)
-      values.push_back(parse_double(fields[f], path, line_no, f));
-    ++rows;
-  });
+  bool first = true;
+  for_each_row(
+      path,
+      [&](size_t line_no, const std::vector<std::string_view>& fields) {
+        if (first) {
+          first = false;
+          if (header) {
+            std::string tmp(fields[0]);
+            char* end = nullptr;
+            std::strtod(tmp.c_str(), &end);
+            if (tmp.empty() || end != tmp.c_str() + tmp.size()) return;  // column names
+          }
+        }
+        if (rows == 0) {
+          cols = fields.size();
+          first_line = line_no;
+        } else if (fields.size() != cols) {
+          throw DataError(fmt::format("{}:{}: row has {} fields, expected {} (as on line {})",
+                                      path.string(), line_no, fields.size(), cols, first_line));
+        }
+        for (size_t f = 0; f < fields.size(); ++f)
+          values.push_back(parse_double(fields[f], path, line_no, f));
+        ++rows;
+      },
+      split);
   if (rows == 0) throw DataError(fmt::format("{}: no data rows", path.string()));
   // values are row-major; Armadillo is column-major.
   arma::mat m(values.data(), cols, rows);
   return m.t();
+}
+
+}  // namespace
+
+arma::mat read_table(const fs::path& path) {
+  return read_numbers(path, split_fields, false);
+}
+
+arma::mat read_points(const fs::path& path) {
+  if (!fs::exists(path)) throw DataError(fmt::format("missing data file '{}'", path.string()));
+  const bool commas = util::read_file(path).find(',') != std::string::npos;
+  return read_numbers(path, commas ? split_commas : split_fields, true);
 }
 
 std::vector<long long> read_index_file(const fs::path& path) {

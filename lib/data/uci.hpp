@@ -50,6 +50,12 @@ UciDataset load_uci(const std::filesystem::path& root, const std::string& name);
 /// same number of fields and every value must be finite. Errors name file and line.
 arma::mat read_table(const std::filesystem::path& path);
 
+/// Reads a table of points (e.g. inputs to predict at): a CSV file (fields separated by commas,
+/// whitespace around them ignored) or, when the file has no comma, a whitespace-separated table.
+/// A first line whose first field is not a number holds column names and is skipped. Every row
+/// must have the same number of fields, none empty, every value finite. Errors name file and line.
+arma::mat read_points(const std::filesystem::path& path);
+
 /// Reads one non-negative integer per non-blank line; errors name file and line.
 std::vector<long long> read_index_file(const std::filesystem::path& path);
 

@@ -19,6 +19,15 @@ struct RegressionMetrics {
   arma::vec pred_var;      ///< mixture variance, standardised units
 };
 
+/// Moments of the predictive mixture (1/S) sum_s N(m_ns, v_ns) per point.
+struct MixtureMoments {
+  arma::vec mean;  ///< mean_s m_ns
+  arma::vec var;   ///< mean_s (v_ns + m_ns^2) - mean^2
+};
+
+/// `mean` and `var` are N x S (points x samples); checks shapes, finiteness and v > 0.
+MixtureMoments mixture_moments(const arma::mat& mean, const arma::mat& var);
+
 /// `mean` and `var` are N x S (points x samples), standardised units; y standardised.
 RegressionMetrics regression_metrics(const arma::mat& mean, const arma::mat& var,
                                      const arma::vec& y, double y_std);

@@ -203,6 +203,97 @@ std::string RunSpec::canonical() const {
   return c;
 }
 
+RunSpec RunSpec::parse_canonical(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != "dkp-run-v1") {
+    throw DataError(
+        fmt::format("run configuration: expected version line 'dkp-run-v1', got '{}'", line));
+  }
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos || !kv.emplace(line.substr(0, eq), line.substr(eq + 1)).second) {
+      throw DataError(fmt::format("run configuration: malformed or repeated line '{}'", line));
+    }
+  }
+  auto take = [&](const std::string& key, bool required = true) -> std::optional<std::string> {
+    const auto it = kv.find(key);
+    if (it == kv.end()) {
+      if (required) throw DataError(fmt::format("run configuration: no '{}'", key));
+      return std::nullopt;
+    }
+    std::string v = it->second;
+    kv.erase(it);
+    return v;
+  };
+  auto number = [](const std::string& key, const std::string& v) {
+    errno = 0;
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d)) {
+      throw DataError(fmt::format("run configuration: {}='{}' is not a number", key, v));
+    }
+    return d;
+  };
+  auto integer = [&](const std::string& key) {
+    const std::string v = *take(key);
+    const double d = number(key, v);
+    if (d != std::floor(d) || std::abs(d) > 9.0e15) {
+      throw DataError(fmt::format("run configuration: {}='{}' is not an integer", key, v));
+    }
+    return static_cast<long long>(d);
+  };
+  RunSpec r;
+  r.dataset = *take("dataset");
+  r.split = int(integer("split"));
+  r.model = *take("model");
+  r.inference = *take("inference");
+  r.posterior = *take("posterior");
+  r.depth = int(integer("depth"));
+  r.kernel = *take("kernel");
+  auto& p = r.protocol;
+  p.steps = long(integer("steps"));
+  try {
+    p.lr_schedule = parse_lr_schedule(*take("lr_schedule"));
+  } catch (const ConfigError& e) {
+    throw DataError(fmt::format("run configuration: {}", e.what()));
+  }
+  p.kl_anneal = long(integer("kl_anneal"));
+  p.train_samples = long(integer("train_samples"));
+  p.test_samples = long(integer("test_samples"));
+  p.inducing = long(integer("inducing"));
+  p.batch = long(integer("batch"));
+  p.width = *take("width");
+  const std::string seed = *take("seed");
+  errno = 0;
+  char* end = nullptr;
+  p.seed = std::strtoull(seed.c_str(), &end, 10);
+  if (seed.empty() || end != seed.c_str() + seed.size() || errno == ERANGE || seed[0] == '-') {
+    throw DataError(fmt::format("run configuration: seed='{}' is not a seed", seed));
+  }
+  // Options written only when set (canonical()): absent means the value that is not written.
+  if (const auto d = take("delta_init", false)) {
+    r.delta_init = number("delta_init", *d);
+  } else if (r.model == "diwp") {
+    r.delta_init = 1.0;
+  }
+  if (const auto d = take("diwp_dof", false)) r.diwp_dof = *d;
+  if (const auto st = take("stl", false)) {
+    if (*st != "off") throw DataError(fmt::format("run configuration: stl='{}'", *st));
+    r.stl = false;
+  }
+  if (const auto a = take("a_prime_scale", false)) r.a_prime_scale = number("a_prime_scale", *a);
+  if (!kv.empty()) {
+    throw DataError(fmt::format("run configuration: unknown key '{}'", kv.begin()->first));
+  }
+  if (r.canonical() != text) {
+    throw DataError("run configuration: not in canonical form (written by another dkp version?)");
+  }
+  return r;
+}
+
 std::string RunSpec::hash() const {
   return util::sha256_hex(canonical()).substr(0, 16);
 }

@@ -107,6 +107,9 @@ struct RunSpec {
 
   /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
   std::string canonical() const;
+  /// The inverse of canonical() (grid left empty); throws DataError naming the offending line or
+  /// key when `text` is not exactly the canonical form of some spec.
+  static RunSpec parse_canonical(const std::string& text);
   /// First 16 hex characters of the SHA-256 of canonical(). `dkp run` writes it to result.json
   /// as "config_hash"; a cell is done when its run directory holds a result with this hash.
   std::string hash() const;

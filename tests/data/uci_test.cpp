@@ -156,6 +156,46 @@ TEST_CASE("malformed files give an error naming the file and line") {
   CHECK_THROWS_AS(load_uci(root, "nosuchset"), dkp::ConfigError);
 }
 
+TEST_CASE("points to predict at: CSV with or without a header, or whitespace-separated") {
+  const fs::path d = dkp::test::temp_dir("points");
+  write(d / "a.csv", "x1, x2 ,x3\n1,2.5,-3\n\n4e1 ,5,6\r\n");
+  const arma::mat a = dkp::data::read_points(d / "a.csv");
+  REQUIRE(a.n_rows == 2);
+  REQUIRE(a.n_cols == 3);
+  CHECK(a(0, 1) == 2.5);
+  CHECK(a(0, 2) == -3.0);
+  CHECK(a(1, 0) == 40.0);
+  write(d / "b.csv", "1,2,3\n4,5,6\n");  // no header: the first line is data
+  CHECK(dkp::data::read_points(d / "b.csv").n_rows == 2);
+  write(d / "c.txt", "1 2\t3\n4 5 6\n");
+  CHECK(arma::approx_equal(dkp::data::read_points(d / "c.txt"), arma::mat{{1, 2, 3}, {4, 5, 6}},
+                           "absdiff", 0.0));
+
+  auto error = [&](const std::string& text) {
+    write(d / "bad.csv", text);
+    try {
+      dkp::data::read_points(d / "bad.csv");
+    } catch (const dkp::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string e = error("1,2,3\n4,,6\n");
+  CHECK(e.find("bad.csv:2") != std::string::npos);
+  CHECK(e.find("field 2 is empty") != std::string::npos);
+  e = error("a,b\n1,2\n3\n");
+  CHECK(e.find("bad.csv:3") != std::string::npos);
+  CHECK(e.find("1 fields, expected 2") != std::string::npos);
+  e = error("1,2\n3,x\n");
+  CHECK(e.find("'x'") != std::string::npos);
+  e = error("1,inf\n");
+  CHECK(e.find("finite") != std::string::npos);
+  CHECK(error("a,b\n").find("no data rows") != std::string::npos);
+  CHECK(error("1,2,\n").find("field 3 is empty") != std::string::npos);
+  CHECK_THROWS_WITH_AS(dkp::data::read_points(d / "nope.csv"),
+                       doctest::Contains("missing data file"), dkp::DataError);
+}
+
 TEST_CASE("standardisation: training mean 0 and std 1 (N-1), zero std -> 1, round trip") {
   arma::mat X = {{1.0, 5.0, 2.0}, {2.0, 5.0, 4.0}, {4.0, 5.0, 9.0}, {7.0, 5.0, 1.0}};
   const auto s = dkp::data::Standardiser::fit(X);

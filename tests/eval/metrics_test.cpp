@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "eval/metrics.hpp"
+#include "random/stream.hpp"
+#include "test_support.hpp"
 #include "util/error.hpp"
 
 TEST_CASE("test log-likelihood is the log-mean-exp mixture density in original units") {
@@ -39,4 +41,36 @@ TEST_CASE("bad predictions are rejected") {
                   dkp::Error);
   CHECK_THROWS_AS(dkp::eval::regression_metrics(arma::mat(2, 1), arma::mat(2, 1), y, 1.0),
                   dkp::Error);
+}
+
+TEST_CASE("mixture moments without targets agree with the metrics' and with Monte Carlo") {
+  const arma::mat mean = {{0.0, 1.0, -2.0}, {2.0, 2.0, 2.0}};
+  const arma::mat var = {{1.0, 4.0, 0.25}, {0.5, 0.5, 0.5}};
+  const auto mm = dkp::eval::mixture_moments(mean, var);
+  const auto m = dkp::eval::regression_metrics(mean, var, arma::vec{0.0, 0.0}, 1.0);
+  CHECK(arma::approx_equal(mm.mean, m.pred_mean, "absdiff", 0.0));
+  CHECK(arma::approx_equal(mm.var, m.pred_var, "absdiff", 0.0));
+  // Point 0: mean -1/3; second moment (1 + 0 + 4 + 1 + 0.25 + 4) / 3 = 10.25 / 3.
+  CHECK(mm.mean[0] == doctest::Approx(-1.0 / 3.0).epsilon(1e-14));
+  CHECK(mm.var[0] == doctest::Approx(10.25 / 3.0 - 1.0 / 9.0).epsilon(1e-14));
+  CHECK(mm.var[1] == doctest::Approx(0.5).epsilon(1e-14));
+  // Monte Carlo from the mixture (the test seed): sample moments within 5 standard errors.
+  dkp::random::Stream rng = dkp::random::Stream(dkp::test::seed()).child("mixture-moments", 0);
+  const arma::uword n = 300000;
+  const arma::mat z = dkp::random::normal_matrix(rng, n, 1);
+  arma::vec draws(n);
+  for (arma::uword i = 0; i < n; ++i) {
+    const arma::uword s = i % 3;  // equal weights
+    draws[i] = mean(0, s) + std::sqrt(var(0, s)) * z(i, 0);
+  }
+  const double sd = std::sqrt(mm.var[0]);
+  CHECK(std::abs(arma::mean(draws) - mm.mean[0]) < 5.0 * sd / std::sqrt(double(n)));
+  // The sample variance's standard error is sqrt((mu4 - sigma^4) / n), mu4 the fourth central
+  // moment (estimated from the draws).
+  const arma::vec c = draws - arma::mean(draws);
+  const double mu4 = arma::mean(arma::vec(arma::pow(c, 4)));
+  CHECK(std::abs(arma::var(draws) - mm.var[0]) <
+        5.0 * std::sqrt((mu4 - mm.var[0] * mm.var[0]) / double(n)));
+  CHECK_THROWS_AS(dkp::eval::mixture_moments(arma::zeros(2, 2), arma::ones(2, 3)), dkp::Error);
+  CHECK_THROWS_AS(dkp::eval::mixture_moments(arma::zeros(1, 1), arma::zeros(1, 1)), dkp::Error);
 }

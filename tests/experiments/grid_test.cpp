@@ -379,3 +379,67 @@ TEST_CASE("the grids in experiments/ load, with every profile") {
   CHECK(load_grid(dir / "dkp-table1.yaml").cells.size() == 165 * 3 * 2);
   CHECK(load_grid(dir / "dsvi-tables.yaml").cells.size() == 145 * 6);
 }
+
+TEST_CASE("a run's canonical configuration parses back to the same spec") {
+  namespace fs = std::filesystem;
+  // Every cell of every grid file, and the extra options of dkp run.
+  std::vector<RunSpec> specs;
+  for (const auto& e : fs::directory_iterator(fs::path(DKP_SOURCE_DIR) / "experiments")) {
+    if (e.path().extension() != ".yaml") continue;
+    for (const RunSpec& s : load_grid(e.path()).cells) specs.push_back(s);
+  }
+  REQUIRE(specs.size() > 1000);
+  RunSpec d = specs.front();
+  d.model = "diwp";
+  d.inference.clear();
+  d.posterior.clear();
+  for (double delta : {1.0, dkp::models::kDiwpDeltaInit, 0.3, 1e-7}) {
+    d.delta_init = delta;
+    specs.push_back(d);
+  }
+  d.diwp_dof = "batch";
+  specs.push_back(d);
+  RunSpec w = specs.front();
+  w.model = "dwp";
+  w.inference.clear();
+  w.posterior = "abgw";
+  w.stl = false;
+  w.a_prime_scale = 0.1;
+  w.protocol.seed = 18446744073709551615ull;
+  w.protocol.width = "min(input,30)";
+  specs.push_back(w);
+  for (const RunSpec& s : specs) {
+    const RunSpec r = RunSpec::parse_canonical(s.canonical());
+    CHECK(r.canonical() == s.canonical());
+    CHECK(r.hash() == s.hash());
+    CHECK(r.delta_init == s.delta_init);  // also where canonical() leaves it out
+    CHECK(r.protocol == s.protocol);
+  }
+
+  const std::string c = specs.front().canonical();
+  auto error_of = [](const std::string& text) {
+    try {
+      RunSpec::parse_canonical(text);
+    } catch (const dkp::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = c;
+    const auto pos = t.find(from);
+    REQUIRE(pos != std::string::npos);
+    return t.replace(pos, from.size(), to);
+  };
+  CHECK(has(error_of("dkp-run-v2\n" + c.substr(c.find('\n') + 1)), "dkp-run-v1"));
+  CHECK(has(error_of(replaced("depth=", "deep=")), "no 'depth'"));
+  CHECK(has(error_of(c + "colour=red\n"), "unknown key 'colour'"));
+  CHECK(has(error_of(c + "seed=1\n"), "repeated"));
+  CHECK(has(error_of(replaced("split=", "split=x")), "not a number"));
+  CHECK(has(error_of(replaced("steps=", "steps=1.5")), "not an integer"));
+  CHECK(has(error_of(replaced("seed=", "seed=-")), "not a seed"));
+  CHECK(has(error_of(c + "stl=on\n"), "stl='on'"));
+  // Parsable but not canonical: an option written at its default.
+  CHECK(has(error_of(c + "a_prime_scale=1\n"), "not in canonical form"));
+  CHECK(error_of(c).empty());
+}

@@ -20,13 +20,13 @@
 #include "experiments/grid.hpp"
 #include "experiments/store.hpp"
 #include "models/factory.hpp"
+#include "run_setup.hpp"
 #include "runtime.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
-#include "util/sha256.hpp"
 #include "util/version.hpp"
 
 namespace dkp::cli {
@@ -119,19 +119,6 @@ void store_config_file(const std::string& path, const po::options_description& d
   } catch (const po::error& e) {
     throw ConfigError(fmt::format("{}: {}", path, e.what()));
   }
-}
-
-size_t resolve_width(const std::string& rule, size_t d0) {
-  if (rule == "input") return d0;
-  if (rule == "min(input,30)") return std::min<size_t>(d0, 30);
-  try {
-    size_t pos = 0;
-    const long w = std::stol(rule, &pos);
-    if (pos == rule.size() && w > 0) return size_t(w);
-  } catch (const std::exception&) {
-  }
-  throw ConfigError(
-      fmt::format("--width '{}': expected input, min(input,30) or a positive integer", rule));
 }
 
 std::string now_iso() {
@@ -278,11 +265,6 @@ int cmd_run(const std::vector<std::string>& args) {
     else if (auto* d = boost::any_cast<double>(&val))
       config.set(k, *d);
   }
-  util::Sha256 data_hash;
-  for (const char* f : {"data.txt", "index_features.txt", "index_target.txt"})
-    data_hash.update(util::sha256_file(ds.dir / f));
-  data_hash.update(util::sha256_file(ds.dir / fmt::format("index_train_{}.txt", spec.split)));
-  data_hash.update(util::sha256_file(ds.dir / fmt::format("index_test_{}.txt", spec.split)));
   util::Json manifest = util::Json::object();
   manifest.set("config_hash", hash)
       .set("canonical_config", spec.canonical())
@@ -293,21 +275,14 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("threads", threads)
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())
-      .set("data_sha256", data_hash.hex_digest())
+      .set("data_sha256", split_data_sha256(ds, spec.split))
       .set("host", hostname())
       .set("started", now_iso());
   util::write_file_atomic(out / "manifest.json", manifest.dump());
 
   // Model and training.
   const random::Stream run(p.seed);
-  random::Stream init = run.child("init", 0);
-  models::ModelSpec mspec{spec.model,  spec.inference, spec.posterior,    size_t(spec.depth),
-                          spec.kernel, width,          size_t(p.inducing)};
-  mspec.delta_init = spec.delta_init;
-  mspec.diwp_batch_dof = spec.diwp_dof == "batch";
-  mspec.sticking_the_landing = spec.stl;
-  mspec.a_prime_scale = spec.a_prime_scale;
-  const auto model = models::make_model(mspec, split.X_train, split.y_train, init);
+  const auto model = make_run_model(spec, width, split, run);
   spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
                split.X_train.n_rows, split.X_test.n_rows, model->describe());
 
@@ -358,14 +333,9 @@ int cmd_run(const std::vector<std::string>& args) {
   const double elbo = er.first;
 
   if (vm.count("predictions")) {
-    std::string csv = "index,y,mean,variance,log_density\n";
-    const arma::vec mean = split.y_to_original(m.pred_mean);
-    const arma::vec var = m.pred_var * split.y_std * split.y_std;
     const arma::vec y = split.y_to_original(split.y_test);
-    for (arma::uword i = 0; i < y.n_elem; ++i)
-      csv += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g}\n", i, y[i], mean[i], var[i],
-                         m.point_ll[i]);
-    util::write_file_atomic(vm["predictions"].as<std::string>(), csv);
+    util::write_file_atomic(vm["predictions"].as<std::string>(),
+                            predictions_csv(split, {m.pred_mean, m.pred_var}, &y, &m.point_ll));
   }
   // The learned scalar parameters (noise variance, kernel heights and lengthscales, the DIWP's
   // delta and gamma, ...), unconstrained as the model holds them (log_ in the name: a log).

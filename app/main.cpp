@@ -20,6 +20,8 @@ namespace {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run", "train and evaluate one configuration (dataset, split, model)", cmd_run},
+      {"predict", "predictions of a trained run at its test points or at points from a file",
+       cmd_predict},
       {"grid", "expand, plan, run and inspect experiment grids", cmd_grid},
       {"tables", "aggregate results into the papers' tables (LaTeX, CSV)", cmd_tables},
       {"data", "list and verify datasets", cmd_data},
@@ -100,8 +102,10 @@ int main(int argc, char** argv) {
   for (const auto& c : commands())
     if (name == c.name) cmd = &c;
   if (!cmd) {
-    std::cerr << "dkp: unknown command '" << name
-              << "' (commands: run, grid, tables, data, bench; see dkp --help)\n";
+    std::string names;
+    for (const auto& c : commands()) names += (names.empty() ? "" : ", ") + std::string(c.name);
+    std::cerr << "dkp: unknown command '" << name << "' (commands: " << names
+              << "; see dkp --help)\n";
     return kExitUsage;
   }
   try {

@@ -44,6 +44,36 @@ grep -q '"elbo_se"' "$work/t2a/result.json" || fail "result.json has no elbo_se"
 grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
   fail "result.json has no learned noise variance under scalar_parameters"
 
+# dkp predict: a finished run's predictions again, without training. At the run's test points
+# with the run's seed and threads it reproduces result.json's test_ll; the same points read from
+# a file (original units, with a header and the target) give the same predictions CSV.
+"$dkp" predict --run "$work/t2a" --out "$work/pred.csv" 2>"$work/pred.log" ||
+  fail "dkp predict: $(cat "$work/pred.log")"
+want=$(grep -Eo '"test_ll": ?[^,}]+' "$work/t2a/result.json" | grep -Eo -- '-?[0-9][0-9.e+-]*$')
+got=$(grep -Eo 'test_ll -?[0-9][0-9.e+-]*' "$work/pred.log" | cut -d' ' -f2)
+[ -n "$want" ] && [ "$(awk -v a="$want" -v b="$got" 'BEGIN { print (a == b) }')" = 1 ] ||
+  fail "dkp predict gives test_ll '$got', the run '$want'"
+ydir="$(sed -nE 's/.*"data_root": ?"([^"]+)".*/\1/p' "$work/t2a/manifest.json")/uci/yacht/data"
+[ -f "$ydir/data.txt" ] || fail "yacht data not found at $ydir"
+{
+  echo "f1,f2,f3,f4,f5,f6,y"
+  awk 'NR == FNR { rows[FNR] = $0; next } { print rows[$1 + 1] }' "$ydir/data.txt" \
+    "$ydir/index_test_0.txt" | awk '{ $1 = $1; print }' OFS=,
+} >"$work/points.csv"
+"$dkp" predict --run "$work/t2a" --input "$work/points.csv" --out "$work/pred2.csv" --quiet ||
+  fail "dkp predict --input"
+cmp -s "$work/pred.csv" "$work/pred2.csv" || fail "dkp predict --input differs at the test points"
+cut -d, -f1-6 "$work/points.csv" >"$work/features.csv"
+"$dkp" predict --run "$work/t2a" --input "$work/features.csv" --quiet >"$work/pred3.csv" ||
+  fail "dkp predict without targets"
+[ "$(cut -d, -f1,3,4 "$work/pred.csv")" = "$(cat "$work/pred3.csv")" ] ||
+  fail "dkp predict without targets: other means or variances"
+cut -d, -f1-5 "$work/points.csv" >"$work/short.csv"
+expect_rc 1 "$dkp" predict --run "$work/t2a" --input "$work/short.csv" --out "$work/bad.csv"
+expect_rc 2 "$dkp" predict --run "$work/nope"
+expect_rc 2 "$dkp" predict --run "$work/t2a" --samples 0
+[ ! -e "$work/bad.csv" ] || fail "a failed dkp predict left its output behind"
+
 # A checkpoint belongs to its configuration: another configuration in the same --out is an error,
 # --force starts afresh, and a finished run keeps its final parameters.
 ck="$work/ckpt"

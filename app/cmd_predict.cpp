@@ -1,0 +1,161 @@
+// dkp predict: predictions of a trained run (its final checkpoint) at the run's test points or at
+// points read from a file, without training again.
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include "cli.hpp"
+#include "data/root.hpp"
+#include "data/uci.hpp"
+#include "eval/metrics.hpp"
+#include "run_setup.hpp"
+#include "training/checkpoint.hpp"
+#include "training/mc.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace dkp::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+po::options_description predict_options() {
+  po::options_description d("Predict options");
+  // clang-format off
+  d.add_options()
+    ("run", po::value<std::string>(), "run directory of `dkp run` (manifest.json, checkpoint.bin)")
+    ("input", po::value<std::string>(),
+     "points to predict at, original units: a CSV file (optional header line) or a "
+     "whitespace-separated table, one row per point, the dataset's feature columns in order, "
+     "optionally followed by the target (then log densities and metrics too); default: the "
+     "run's test points")
+    ("out", po::value<std::string>(), "predictions CSV (default: standard output)")
+    ("samples", po::value<long>(), "posterior samples (default: the run's --test-samples)")
+    ("seed", po::value<uint64_t>(),
+     "seed of the prediction's random numbers (default: the run's, which reproduces its test_ll)")
+    ("threads", po::value<int>(), "threads sharing the samples (default: the run's)");
+  // clang-format on
+  return d;
+}
+
+}  // namespace
+
+int cmd_predict(const std::vector<std::string>& args) {
+  po::options_description desc = common_options();
+  desc.add(predict_options());
+  po::positional_options_description pos;
+  pos.add("run", 1);
+  po::variables_map vm;
+  const std::string usage = "dkp predict --run DIR [--input FILE] [--out FILE] [options]";
+  if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
+  if (!vm.count("run")) throw UsageError("--run is required");
+  const fs::path dir = vm["run"].as<std::string>();
+  const fs::path manifest_path = dir / "manifest.json", checkpoint_path = dir / "checkpoint.bin";
+  if (!fs::exists(manifest_path)) {
+    throw ConfigError(fmt::format("{} is not a run directory: no manifest.json", dir.string()));
+  }
+  if (!fs::exists(checkpoint_path)) {
+    throw ConfigError(
+        fmt::format("{} has no checkpoint.bin: nothing trained to predict with", dir.string()));
+  }
+  if (vm.count("samples") && vm["samples"].as<long>() <= 0) {
+    throw UsageError(fmt::format("--samples must be positive, got {}", vm["samples"].as<long>()));
+  }
+  if (vm.count("threads") && vm["threads"].as<int>() < 1) {
+    throw UsageError("--threads must be at least 1");
+  }
+
+  // The run's configuration: its canonical form must give back its hash.
+  YAML::Node manifest;
+  try {
+    manifest = YAML::LoadFile(manifest_path.string());
+  } catch (const YAML::Exception& e) {
+    throw DataError(fmt::format("{}: {}", manifest_path.string(), e.what()));
+  }
+  if (!manifest["canonical_config"] || !manifest["config_hash"]) {
+    throw DataError(fmt::format("{}: no canonical_config or config_hash", manifest_path.string()));
+  }
+  const experiments::RunSpec spec =
+      experiments::RunSpec::parse_canonical(manifest["canonical_config"].as<std::string>());
+  if (spec.hash() != manifest["config_hash"].as<std::string>()) {
+    throw DataError(fmt::format("{}: canonical_config hashes to {}, not to its config_hash {}",
+                                manifest_path.string(), spec.hash(),
+                                manifest["config_hash"].as<std::string>()));
+  }
+  const auto& p = spec.protocol;
+  const int threads = vm.count("threads")   ? vm["threads"].as<int>()
+                      : manifest["threads"] ? manifest["threads"].as<int>()
+                                            : 1;
+
+  // Data (for the standardisation and the model's shapes) and the trained parameters.
+  const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
+  const data::UciDataset ds = data::load_uci(root, spec.dataset);
+  const std::string data_sha = split_data_sha256(ds, spec.split);
+  if (manifest["data_sha256"] && manifest["data_sha256"].as<std::string>() != data_sha) {
+    throw DataError(fmt::format(
+        "{}: the run was trained on other data files ({} split {} now hashes to {}, the "
+        "manifest says {})",
+        dir.string(), spec.dataset, spec.split, data_sha,
+        manifest["data_sha256"].as<std::string>()));
+  }
+  const data::RegressionSplit split = data::make_regression_split(ds, size_t(spec.split));
+  const random::Stream run(p.seed);
+  const auto model = make_run_model(spec, resolve_width(p.width, split.X_train.n_cols), split, run);
+  const training::Checkpoint ck =
+      training::load_checkpoint(checkpoint_path, model->initial_parameters());
+  if (ck.step < uint64_t(p.steps)) {
+    spdlog::warn("{}: the checkpoint is at step {} of {} (the run has not finished)", dir.string(),
+                 ck.step, p.steps);
+  }
+
+  // The points, standardised with the run's training statistics.
+  arma::mat X;
+  arma::vec y;  // standardised; empty when the input has no targets
+  bool have_y = true;
+  if (vm.count("input")) {
+    const fs::path input = vm["input"].as<std::string>();
+    const arma::mat raw = data::read_points(input);
+    const arma::uword D = split.X_train.n_cols;
+    if (raw.n_cols != D && raw.n_cols != D + 1) {
+      throw DataError(
+          fmt::format("{}: {} columns, expected {} ({}'s features) or {} (features and target)",
+                      input.string(), raw.n_cols, D, spec.dataset, D + 1));
+    }
+    X = split.x_stats.transform(raw.cols(0, D - 1));
+    have_y = raw.n_cols == D + 1;
+    if (have_y) y = (raw.col(D) - split.y_mean) / split.y_std;
+  } else {
+    X = split.X_test;
+    y = split.y_test;
+  }
+
+  const size_t samples = size_t(vm.count("samples") ? vm["samples"].as<long>() : p.test_samples);
+  random::Stream rng = vm.count("seed")
+                           ? random::Stream(vm["seed"].as<uint64_t>()).child("predict", 0)
+                           : run.child("predict", 0);
+  const models::Predictive pred =
+      training::predict(*model, ck.params, X, samples, rng, size_t(threads));
+  std::string csv;
+  if (have_y) {
+    const eval::RegressionMetrics m = eval::regression_metrics(pred.mean, pred.var, y, split.y_std);
+    const arma::vec y_orig = split.y_to_original(y);
+    csv = predictions_csv(split, {m.pred_mean, m.pred_var}, &y_orig, &m.point_ll);
+    spdlog::info("{} points, {} samples: test_ll {:.17g}  test_rmse {:.17g}", X.n_rows, samples,
+                 m.test_ll, m.test_rmse);
+  } else {
+    csv = predictions_csv(split, eval::mixture_moments(pred.mean, pred.var));
+    spdlog::info("{} points, {} samples", X.n_rows, samples);
+  }
+  if (vm.count("out")) {
+    util::write_file_atomic(vm["out"].as<std::string>(), csv);
+  } else {
+    std::cout << csv;
+  }
+  return kExitOk;
+}
+
+}  // namespace dkp::cli

@@ -35,7 +35,8 @@ expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --a-prime-scal
 # Two threads sharing the samples: the same numbers twice.
 for d in t2a t2b; do
   "$dkp" run --dataset yacht --model dwp --posterior agw --depth 2 --steps 5 --test-samples 7 \
-    --threads 2 --out "$work/$d" --quiet >/dev/null || fail "dkp run --threads 2"
+    --threads 2 --out "$work/$d" --predictions "$work/$d.csv" --quiet >/dev/null ||
+    fail "dkp run --threads 2"
 done
 nums() { grep -E '"(elbo|test_ll|test_rmse)"' "$1/result.json"; }
 [ "$(nums "$work/t2a" | wc -l)" = 3 ] || fail "--threads 2 run wrote no metrics"
@@ -63,6 +64,7 @@ ydir="$(sed -nE 's/.*"data_root": ?"([^"]+)".*/\1/p' "$work/t2a/manifest.json")/
 "$dkp" predict --run "$work/t2a" --input "$work/points.csv" --out "$work/pred2.csv" --quiet ||
   fail "dkp predict --input"
 cmp -s "$work/pred.csv" "$work/pred2.csv" || fail "dkp predict --input differs at the test points"
+cmp -s "$work/pred.csv" "$work/t2a.csv" || fail "dkp predict and dkp run --predictions differ"
 cut -d, -f1-6 "$work/points.csv" >"$work/features.csv"
 "$dkp" predict --run "$work/t2a" --input "$work/features.csv" --quiet >"$work/pred3.csv" ||
   fail "dkp predict without targets"

@@ -48,12 +48,17 @@ grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
 # dkp predict: a finished run's predictions again, without training. At the run's test points
 # with the run's seed and threads it reproduces result.json's test_ll; the same points read from
 # a file (original units, with a header and the target) give the same predictions CSV.
-"$dkp" predict --run "$work/t2a" --out "$work/pred.csv" 2>"$work/pred.log" ||
-  fail "dkp predict: $(cat "$work/pred.log")"
-want=$(grep -Eo '"test_ll": ?[^,}]+' "$work/t2a/result.json" | grep -Eo -- '-?[0-9][0-9.e+-]*$')
-got=$(grep -Eo 'test_ll -?[0-9][0-9.e+-]*' "$work/pred.log" | cut -d' ' -f2)
-[ -n "$want" ] && [ "$(awk -v a="$want" -v b="$got" 'BEGIN { print (a == b) }')" = 1 ] ||
-  fail "dkp predict gives test_ll '$got', the run '$want'"
+# predict_same RUN CSV: dkp predict --run RUN writes CSV and logs the test_ll of RUN/result.json.
+predict_same() {
+  "$dkp" predict --run "$1" --out "$2" 2>"$work/predict.log" ||
+    fail "dkp predict --run $1: $(cat "$work/predict.log")"
+  local want got
+  want=$(grep -Eo '"test_ll": ?[^,}]+' "$1/result.json" | grep -Eo -- '-?[0-9][0-9.e+-]*$')
+  got=$(grep -Eo 'test_ll -?[0-9][0-9.e+-]*' "$work/predict.log" | cut -d' ' -f2)
+  [ -n "$want" ] && [ "$(awk -v a="$want" -v b="$got" 'BEGIN { print (a == b) }')" = 1 ] ||
+    fail "dkp predict --run $1 gives test_ll '$got', the run '$want'"
+}
+predict_same "$work/t2a" "$work/pred.csv"
 ydir="$(sed -nE 's/.*"data_root": ?"([^"]+)".*/\1/p' "$work/t2a/manifest.json")/uci/yacht/data"
 [ -f "$ydir/data.txt" ] || fail "yacht data not found at $ydir"
 {
@@ -101,6 +106,14 @@ cells=$(grep -o 'computed [0-9]*' "$work/run1" | tail -1 | cut -d' ' -f2)
   || fail "second dkp grid run"
 grep -q "computed 0, reused $cells, failed 0" "$work/run2" \
   || { tail -3 "$work/run2" >&2; fail "second grid run did not reuse all $cells cells"; }
+
+# dkp predict reproduces every model's test_ll from its run directory.
+npred=0
+for r in "$work"/runs/smoke/*/split*/*/; do
+  predict_same "$r" "$work/p.csv"
+  npred=$((npred + 1))
+done
+[ "$npred" = "$cells" ] || fail "dkp predict checked $npred of $cells smoke cells"
 
 # Tables from the results: LaTeX and CSV, every cell present.
 "$dkp" tables experiments/smoke.yaml --results "$work/runs" --out "$work/tables" \

@@ -1,4 +1,4 @@
-// dkp data list | verify
+// dkp data list | verify | baseline
 #include <iostream>
 
 #include <fmt/format.h>
@@ -8,7 +8,9 @@
 #include "data/checksums.hpp"
 #include "data/mnist.hpp"
 #include "data/root.hpp"
+#include "data/standardise.hpp"
 #include "data/uci.hpp"
+#include "eval/metrics.hpp"
 #include "util/error.hpp"
 
 namespace dkp::cli {
@@ -64,24 +66,61 @@ int data_verify(const std::filesystem::path& root, const std::string& only) {
   return report.passed() ? kExitOk : kExitError;
 }
 
+// The model that learned nothing: every test point predicted by N(training mean, training
+// variance) of the target (in standardised units N(0, 1)), in the papers' conventions (test LL
+// per point in original units, RMSE), mean and standard error over the splits. A model whose
+// test LL sits at this value has not learned from the inputs.
+int data_baseline(const std::filesystem::path& root, const std::string& only) {
+  std::cout << fmt::format("{:<9} {:>6} {:>18} {:>18}\n", "dataset", "splits", "test_ll",
+                           "test_rmse");
+  bool any = false;
+  for (const auto& info : data::uci_catalogue()) {
+    if (!only.empty() && only != info.name) continue;
+    any = true;
+    const auto ds = data::load_uci(root, info.name);
+    arma::vec ll(ds.n_splits), rmse(ds.n_splits);
+    for (size_t k = 0; k < ds.n_splits; ++k) {
+      const data::RegressionSplit split = data::make_regression_split(ds, k);
+      const arma::uword n = split.y_test.n_elem;
+      const eval::RegressionMetrics m =
+          eval::regression_metrics(arma::zeros(n, 1), arma::ones(n, 1), split.y_test, split.y_std);
+      ll[k] = m.test_ll;
+      rmse[k] = m.test_rmse;
+    }
+    auto cell = [&](const arma::vec& v) {
+      const double se = v.n_elem > 1 ? arma::stddev(v) / std::sqrt(double(v.n_elem)) : 0.0;
+      return fmt::format("{:.3f} +- {:.3f}", arma::mean(v), se);
+    };
+    std::cout << fmt::format("{:<9} {:>6} {:>18} {:>18}\n", info.name, ds.n_splits, cell(ll),
+                             cell(rmse));
+  }
+  if (!any) {
+    throw ConfigError(fmt::format("--only '{}': no such UCI dataset (see dkp data list)", only));
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_data(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
   desc.add_options()("only", po::value<std::string>()->default_value(""),
-                     "verify: only paths under this prefix (e.g. uci/yacht, mnist)")(
-      "action", po::value<std::string>(), "list | verify");
+                     "verify: only paths under this prefix (e.g. uci/yacht, mnist); baseline: "
+                     "only this dataset (e.g. yacht)")("action", po::value<std::string>(),
+                                                       "list | verify | baseline");
   po::positional_options_description pos;
   pos.add("action", 1);
   po::variables_map vm;
-  if (!parse_or_help(args, desc, pos, vm, "dkp data list|verify [--data DIR] [--only PREFIX]"))
+  if (!parse_or_help(args, desc, pos, vm,
+                     "dkp data list|verify|baseline [--data DIR] [--only PREFIX|NAME]"))
     return kExitOk;
-  if (!vm.count("action")) throw UsageError("missing action: list or verify");
+  if (!vm.count("action")) throw UsageError("missing action: list, verify or baseline");
   const auto action = vm["action"].as<std::string>();
-  if (action != "list" && action != "verify")
-    throw UsageError(fmt::format("unknown action '{}': expected list or verify", action));
+  if (action != "list" && action != "verify" && action != "baseline")
+    throw UsageError(fmt::format("unknown action '{}': expected list, verify or baseline", action));
   const auto root = data::resolve_data_root(vm["data"].as<std::string>());
   if (action == "list") return data_list(root);
+  if (action == "baseline") return data_baseline(root, vm["only"].as<std::string>());
   return data_verify(root, vm["only"].as<std::string>());
 }
 

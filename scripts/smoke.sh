@@ -12,6 +12,9 @@ trap 'rm -rf "$work"' EXIT
 "$dkp" --version >/dev/null || fail "dkp --version"
 "$dkp" data list --quiet >/dev/null || fail "dkp data list"
 "$dkp" data verify --only uci/yacht >/dev/null || fail "dkp data verify"
+"$dkp" data baseline --only yacht >"$work/baseline" || fail "dkp data baseline"
+grep -Eq '^yacht +20 +-4\.[0-9]{3} \+- 0\.[0-9]{3} ' "$work/baseline" ||
+  fail "dkp data baseline: no yacht line: $(cat "$work/baseline")"
 
 # Bad input: clear error, exit code 2, nothing written.
 expect_rc() {
@@ -21,6 +24,7 @@ expect_rc() {
   [ -s "$work/err" ] || fail "'$*' printed no error message"
 }
 expect_rc 2 "$dkp" nonsense
+expect_rc 2 "$dkp" data baseline --only nope
 expect_rc 2 "$dkp" run --dataset nope --model sgp --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --steps 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --elbo-repeats 0 --out "$work/bad"

@@ -81,10 +81,10 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   const experiments::RunSpec spec =
       experiments::RunSpec::parse_canonical(manifest["canonical_config"].as<std::string>());
-  if (spec.hash() != manifest["config_hash"].as<std::string>()) {
+  const std::string hash = spec.hash(), manifest_hash = manifest["config_hash"].as<std::string>();
+  if (hash != manifest_hash) {
     throw DataError(fmt::format("{}: canonical_config hashes to {}, not to its config_hash {}",
-                                manifest_path.string(), spec.hash(),
-                                manifest["config_hash"].as<std::string>()));
+                                manifest_path.string(), hash, manifest_hash));
   }
   const auto& p = spec.protocol;
   const int threads = vm.count("threads")   ? vm["threads"].as<int>()
@@ -95,12 +95,13 @@ int cmd_predict(const std::vector<std::string>& args) {
   const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
   const data::UciDataset ds = data::load_uci(root, spec.dataset);
   const std::string data_sha = split_data_sha256(ds, spec.split);
-  if (manifest["data_sha256"] && manifest["data_sha256"].as<std::string>() != data_sha) {
+  const std::string trained_sha =
+      manifest["data_sha256"] ? manifest["data_sha256"].as<std::string>() : data_sha;
+  if (trained_sha != data_sha) {
     throw DataError(fmt::format(
         "{}: the run was trained on other data files ({} split {} now hashes to {}, the "
         "manifest says {})",
-        dir.string(), spec.dataset, spec.split, data_sha,
-        manifest["data_sha256"].as<std::string>()));
+        dir.string(), spec.dataset, spec.split, data_sha, trained_sha));
   }
   const data::RegressionSplit split = data::make_regression_split(ds, size_t(spec.split));
   const random::Stream run(p.seed);

@@ -78,7 +78,6 @@ double parse_double(std::string_view token, const fs::path& path, size_t line_no
   return v;
 }
 
-// Calls fn(line_no, fields) for every non-blank line.
 // Splits a line on commas, trimming whitespace around each field; a blank line has no fields, and
 // an empty field is kept (as an empty view) for the caller to reject.
 std::vector<std::string_view> split_commas(std::string_view line) {
@@ -100,13 +99,11 @@ std::vector<std::string_view> split_commas(std::string_view line) {
   return fields;
 }
 
+using Splitter = std::vector<std::string_view> (*)(std::string_view);
+
+// Calls fn(line_no, fields) for every non-blank line of `text`, split by `split`.
 template <class Fn>
-void for_each_row(const fs::path& path, Fn&& fn,
-                  std::vector<std::string_view> (*split)(std::string_view) = split_fields) {
-  if (!fs::exists(path)) {
-    throw DataError(fmt::format("missing data file '{}'", path.string()));
-  }
-  const std::string text = util::read_file(path);
+void for_each_line(const std::string& text, Fn&& fn, Splitter split) {
   size_t line_no = 0, pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -118,19 +115,21 @@ void for_each_row(const fs::path& path, Fn&& fn,
   }
 }
 
-}  // namespace
-
-namespace {
+std::string read_data_file(const fs::path& path) {
+  if (!fs::exists(path)) {
+    throw DataError(fmt::format("missing data file '{}'", path.string()));
+  }
+  return util::read_file(path);
+}
 
 // Rows of numbers, all of the same length (the first row's); `header`: a first row whose first
 // field is not a number is skipped.
-arma::mat read_numbers(const fs::path& path,
-                       std::vector<std::string_view> (*split)(std::string_view), bool header) {
+arma::mat read_numbers(const fs::path& path, const std::string& text, Splitter split, bool header) {
   std::vector<double> values;
   size_t cols = 0, rows = 0, first_line = 0;
   bool first = true;
-  for_each_row(
-      path,
+  for_each_line(
+      text,
       [&](size_t line_no, const std::vector<std::string_view>& fields) {
         if (first) {
           first = false;
@@ -162,32 +161,36 @@ arma::mat read_numbers(const fs::path& path,
 }  // namespace
 
 arma::mat read_table(const fs::path& path) {
-  return read_numbers(path, split_fields, false);
+  return read_numbers(path, read_data_file(path), split_fields, false);
 }
 
 arma::mat read_points(const fs::path& path) {
-  if (!fs::exists(path)) throw DataError(fmt::format("missing data file '{}'", path.string()));
-  const bool commas = util::read_file(path).find(',') != std::string::npos;
-  return read_numbers(path, commas ? split_commas : split_fields, true);
+  const std::string text = read_data_file(path);
+  const bool commas = text.find(',') != std::string::npos;
+  return read_numbers(path, text, commas ? split_commas : split_fields, true);
 }
 
 std::vector<long long> read_index_file(const fs::path& path) {
   std::vector<long long> out;
-  for_each_row(path, [&](size_t line_no, const std::vector<std::string_view>& fields) {
-    if (fields.size() != 1) {
-      throw DataError(fmt::format("{}:{}: expected one integer, found {} fields", path.string(),
-                                  line_no, fields.size()));
-    }
-    std::string tmp(fields[0]);
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(tmp.c_str(), &end, 10);
-    if (end != tmp.c_str() + tmp.size() || errno == ERANGE || v < 0) {
-      throw DataError(
-          fmt::format("{}:{}: '{}' is not a non-negative integer", path.string(), line_no, tmp));
-    }
-    out.push_back(v);
-  });
+  const std::string text = read_data_file(path);
+  for_each_line(
+      text,
+      [&](size_t line_no, const std::vector<std::string_view>& fields) {
+        if (fields.size() != 1) {
+          throw DataError(fmt::format("{}:{}: expected one integer, found {} fields", path.string(),
+                                      line_no, fields.size()));
+        }
+        std::string tmp(fields[0]);
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(tmp.c_str(), &end, 10);
+        if (end != tmp.c_str() + tmp.size() || errno == ERANGE || v < 0) {
+          throw DataError(fmt::format("{}:{}: '{}' is not a non-negative integer", path.string(),
+                                      line_no, tmp));
+        }
+        out.push_back(v);
+      },
+      split_fields);
   return out;
 }
 

@@ -120,6 +120,25 @@ std::string format_lr_schedule(const std::vector<LrPoint>& schedule) {
 
 namespace {
 
+// The whole of `s` as a double (strtod, nothing left over, no range error; not necessarily
+// finite), or nothing.
+std::optional<double> whole_double(const std::string& s) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
+// The whole of `s` as a base-10 integer (strtoll, nothing left over, in range), or nothing.
+std::optional<long long> whole_integer(const std::string& s) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
 // Shared checks of a schedule; `where` prefixes messages.
 void check_schedule(const std::vector<LrPoint>& s, const std::string& where) {
   if (s.empty()) throw ConfigError(where + "the learning-rate schedule is empty");
@@ -154,22 +173,19 @@ std::vector<LrPoint> parse_lr_schedule(const std::string& text) {
                       text));
     }
     const std::string s = item.substr(0, colon), l = item.substr(colon + 1);
-    char* end = nullptr;
-    errno = 0;
-    const long step = std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || errno == ERANGE || step < 0) {
+    const auto step = whole_integer(s);
+    if (!step || *step < 0) {
       throw ConfigError(
           fmt::format("invalid learning-rate schedule '{}': step '{}' is not a "
                       "non-negative integer",
                       text, s));
     }
-    errno = 0;
-    const double lr = std::strtod(l.c_str(), &end);
-    if (l.empty() || *end != '\0' || errno == ERANGE) {
+    const auto lr = whole_double(l);
+    if (!lr) {
       throw ConfigError(
           fmt::format("invalid learning-rate schedule '{}': '{}' is not a number", text, l));
     }
-    out.push_back({step, lr});
+    out.push_back({long(*step), *lr});
   }
   check_schedule(out, fmt::format("invalid learning-rate schedule '{}': ", text));
   return out;
@@ -229,21 +245,18 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     return v;
   };
   auto number = [](const std::string& key, const std::string& v) {
-    errno = 0;
-    char* end = nullptr;
-    const double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d)) {
+    const auto d = whole_double(v);
+    if (!d || !std::isfinite(*d)) {
       throw DataError(fmt::format("run configuration: {}='{}' is not a number", key, v));
     }
-    return d;
+    return *d;
   };
   auto integer = [&](const std::string& key) {
     const std::string v = *take(key);
-    const double d = number(key, v);
-    if (d != std::floor(d) || std::abs(d) > 9.0e15) {
-      throw DataError(fmt::format("run configuration: {}='{}' is not an integer", key, v));
-    }
-    return static_cast<long long>(d);
+    number(key, v);
+    const auto i = whole_integer(v);
+    if (!i) throw DataError(fmt::format("run configuration: {}='{}' is not an integer", key, v));
+    return *i;
   };
   RunSpec r;
   r.dataset = *take("dataset");
@@ -506,12 +519,9 @@ class Parser {
   long get_int(const YAML::Node& n, const std::string& key, long min, long max) const {
     if (!n.IsScalar()) fail(n, key, "expected an integer, got " + kind(n));
     const std::string& s = n.Scalar();
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || errno == ERANGE) {
-      fail(n, key, fmt::format("expected an integer, got '{}'", s));
-    }
+    const auto parsed = whole_integer(s);
+    if (!parsed) fail(n, key, fmt::format("expected an integer, got '{}'", s));
+    const long v = long(*parsed);
     if (v < min || v > max) {
       fail(n, key,
            max == std::numeric_limits<long>::max()
@@ -524,12 +534,11 @@ class Parser {
   double get_positive_double(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar()) fail(n, key, "expected a number, got " + kind(n));
     const std::string& s = n.Scalar();
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
+    const auto parsed = whole_double(s);
+    if (!parsed || !std::isfinite(*parsed)) {
       fail(n, key, fmt::format("expected a number, got '{}'", s));
     }
+    const double v = *parsed;
     if (!(v > 0)) fail(n, key, fmt::format("{} is impossible: must be positive", s));
     return v;
   }

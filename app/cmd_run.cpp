@@ -62,6 +62,12 @@ po::options_description run_options() {
     ("a-prime-scale", po::value<double>()->default_value(1.0),
      "dwp agw|abgw: A' = c Phi with Phi the optimised parameter (init I / c), so Adam's steps on "
      "A' are c times the learning rate")
+    ("hidden-ard", po::bool_switch(),
+     "dgp global-inducing: ARD lengthscales in every layer, not only the first (changes the "
+     "prior; the DWP papers' DGP has one lengthscale per hidden layer)")
+    ("gi-precision", po::value<std::string>()->default_value("shared"),
+     "dgp global-inducing: the pseudo-likelihood precision of a layer's q(U): shared by its "
+     "output columns (bayesfunc) | per-output (one per column)")
     ("steps", po::value<long>()->default_value(20000), "Adam steps")
     ("lr-schedule", po::value<std::string>()->default_value("0:0.01,10000:0.001"),
      "learning rates as step:lr pairs")
@@ -185,6 +191,8 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   spec.stl = stl == "on";
   spec.a_prime_scale = vm["a-prime-scale"].as<double>();
+  spec.hidden_ard = vm["hidden-ard"].as<bool>();
+  spec.gi_precision = vm["gi-precision"].as<std::string>();
   auto& p = spec.protocol;
   p.steps = positive("steps");
   p.lr_schedule = vm.count("lr")

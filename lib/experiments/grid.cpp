@@ -216,6 +216,8 @@ std::string RunSpec::canonical() const {
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
   if (!stl) c += "stl=off\n";
   if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
+  if (hidden_ard) c += "hidden_ard=on\n";
+  if (gi_precision != "shared") c += "gi_precision=" + gi_precision + "\n";
   return c;
 }
 
@@ -298,6 +300,11 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     r.stl = false;
   }
   if (const auto a = take("a_prime_scale", false)) r.a_prime_scale = number("a_prime_scale", *a);
+  if (const auto h = take("hidden_ard", false)) {
+    if (*h != "on") throw DataError(fmt::format("run configuration: hidden_ard='{}'", *h));
+    r.hidden_ard = true;
+  }
+  if (const auto g = take("gi_precision", false)) r.gi_precision = *g;
   if (!kv.empty()) {
     throw DataError(fmt::format("run configuration: unknown key '{}'", kv.begin()->first));
   }
@@ -346,6 +353,8 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   if (a_prime_scale != 1.0) {
     a.insert(a.end(), {"--a-prime-scale", fmt::format("{}", a_prime_scale)});
   }
+  if (hidden_ard) a.push_back("--hidden-ard");
+  if (gi_precision != "shared") a.insert(a.end(), {"--gi-precision", gi_precision});
   a.insert(a.end(), {"--seed", std::to_string(p.seed)});
   a.insert(a.end(), extra.begin(), extra.end());
   a.insert(a.end(), {"--out", run_dir(results_root).string(), "--quiet"});
@@ -420,6 +429,15 @@ void validate_run_spec(const RunSpec& s) {
   if (s.a_prime_scale != 1.0 &&
       !(s.model == "dwp" && (s.posterior == "agw" || s.posterior == "abgw"))) {
     throw ConfigError("--a-prime-scale applies to dwp with posterior agw or abgw only");
+  }
+  if (s.gi_precision != "shared" && s.gi_precision != "per-output") {
+    throw ConfigError(
+        fmt::format("--gi-precision must be shared or per-output (got '{}')", s.gi_precision));
+  }
+  const bool gi_dgp = s.model == "dgp" && s.inference == "global-inducing";
+  if ((s.hidden_ard || s.gi_precision != "shared") && !gi_dgp) {
+    throw ConfigError(
+        "--hidden-ard and --gi-precision apply to dgp with inference global-inducing only");
   }
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));

@@ -104,6 +104,11 @@ struct RunSpec {
   bool stl = true;
   /// DWP A-GW / AB-GW option of `dkp run` (--a-prime-scale), joining the hash the same way.
   double a_prime_scale = 1.0;
+  /// Global-inducing DGP options of `dkp run`, joining the hash the same way: ARD lengthscales
+  /// in every layer (--hidden-ard) and the pseudo-likelihood precision shared by a layer's
+  /// output columns or one per column (--gi-precision shared | per-output).
+  bool hidden_ard = false;
+  std::string gi_precision = "shared";
 
   /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
   std::string canonical() const;

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "linalg/chol.hpp"
 #include "linalg/symmetric.hpp"
 #include "linalg/triangular.hpp"
+#include "util/error.hpp"
 
 namespace dkp::layers {
 
@@ -161,10 +164,11 @@ Var gigp_precision_factor(const GigpParams& p) {
   return ad::mul(scale, p.L_loc);
 }
 
-GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L_given) {
+GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L_given,
+                          const Var& Lk_given) {
   const arma::uword W = p.v.n_cols();
   GigpPrepared g;
-  g.Lk = ad::cholesky(k.ii, "gigp K_ii");
+  g.Lk = Lk_given.valid() ? Lk_given : ad::cholesky(k.ii, "gigp K_ii");
   g.L = L_given.valid() ? L_given : gigp_precision_factor(p);
   // With K = L_K L_K^T: C = L_K^T L and M = L^T K L + I = C^T C + I.
   g.C = trmm_lower(g.Lk, g.L, true);
@@ -185,7 +189,14 @@ void gigp_share(GigpPrepared& g) {
   g.f_var = g.tt - ad::col_sumsq(g.A);  // k_tt - diag(K_ti K^{-1} K_it)
 }
 
-GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arma::mat& eps2_m) {
+namespace {
+
+// w = L_K^{-1} u for stacked noise, and log p(u) - log q(u) summed over the samples.
+struct Whitened {
+  Var w, logpq;
+};
+
+Whitened gigp_whiten(const GigpPrepared& g, const arma::mat& eps1_m, const arma::mat& eps2_m) {
   ad::Tape& tape = g.Lk.tape();
   const arma::uword W = g.a.n_cols(), cols = eps1_m.n_cols;
   const arma::uword S = W > 0 ? cols / W : 0;
@@ -198,13 +209,20 @@ GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arm
   const Var z = ad::matmul(g.C, aS + eps2) + eps1;
   const Var t = ad::solve_lower(g.Lm, ad::solve_lower(g.Lm, ad::matmul(g.C, z, true, false)), true);
   const Var w = z - ad::matmul(g.C, t);
-  GigpOutput out;
-  out.u = trmm_lower(g.Lk, w, false);
   // - log N(a; L^T u, I) for every sample. L^T u = C^T w = C^T z - (M - I) t = t, since
   // M t = C^T z: no product needed.
   const Var resid = aS - t;
   const Var noise_free = S == 1 ? g.logpq : ad::scale(g.logpq, double(S));
-  out.logpq = noise_free + ad::scale(ad::sum(ad::square(resid)), 0.5);
+  return {w, noise_free + ad::scale(ad::sum(ad::square(resid)), 0.5)};
+}
+
+}  // namespace
+
+GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arma::mat& eps2_m) {
+  const auto [w, logpq] = gigp_whiten(g, eps1_m, eps2_m);
+  GigpOutput out;
+  out.u = trmm_lower(g.Lk, w, false);
+  out.logpq = logpq;
   if (g.A.valid()) {  // shared by several calls: A and f_var computed once (gigp_share)
     out.f_mean = ad::matmul(g.A, w, true, false);
     out.f_var = g.f_var;
@@ -213,6 +231,33 @@ GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arm
     out.f_mean = m.f_mean;
     out.f_var = m.f_var;
   }
+  return out;
+}
+
+GigpOutput gigp_forward_per_output(const KernelBlocks& k, const Var& v, const std::vector<Var>& Ls,
+                                   const arma::mat& eps1, const arma::mat& eps2) {
+  const arma::uword W = v.n_cols(), S = W > 0 ? eps1.n_cols / W : 0;
+  if (Ls.size() != W) {
+    throw Error(fmt::format("gigp per-output precision: {} factors for {} columns", Ls.size(), W));
+  }
+  const Var Lk = ad::cholesky(k.ii, "gigp K_ii");
+  std::vector<Var> w(W * S);  // w[s W + c]: column c of sample s
+  Var logpq;
+  for (arma::uword c = 0; c < W; ++c) {
+    const GigpPrepared g = gigp_prepare(k, {ad::cols(v, c, c), Var(), Var()}, Ls[c], Lk);
+    arma::uvec idx(S);
+    for (arma::uword s = 0; s < S; ++s) idx[s] = s * W + c;
+    const Whitened wc = gigp_whiten(g, eps1.cols(idx), eps2.cols(idx));
+    logpq = c == 0 ? wc.logpq : logpq + wc.logpq;
+    for (arma::uword s = 0; s < S; ++s) w[s * W + c] = S == 1 ? wc.w : ad::cols(wc.w, s, s);
+  }
+  const Var wall = w.size() == 1 ? w[0] : ad::join_horiz(w);
+  GigpOutput out;
+  out.u = trmm_lower(Lk, wall, false);
+  out.logpq = logpq;
+  const ConditionalMoments m = conditional_moments(Lk, k.it, k.tt, wall);
+  out.f_mean = m.f_mean;
+  out.f_var = m.f_var;
   return out;
 }
 
@@ -254,12 +299,12 @@ Var sample_outputs(const GigpOutput& out, random::Stream& rng) {
 
 // ---- plain evaluation -------------------------------------------------------------------------
 
-GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const arma::vec& ktt,
-                             const arma::mat& L, const arma::mat& v) {
-  const int P = int(Kii.n_rows);
-  GigpPlain g;
-  g.Lk = linalg::chol(Kii, "gigp K_ii");
-  // C = L_K^T L (triangular multiply), M = C^T C + I (symmetric rank-k update, lower triangle).
+namespace {
+
+// C = L_K^T L (triangular multiply), M = C^T C + I (symmetric rank-k update, lower triangle),
+// Lm = chol(M) and a = L^T v, for a given L_K.
+void plain_factors(GigpPlain& g, const arma::mat& L, const arma::mat& v) {
+  const int P = int(g.Lk.n_rows);
   g.C = L;
   if (P > 0) {
     cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, P, P, 1.0,
@@ -274,6 +319,42 @@ GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const a
   M.diag() += 1.0;
   g.Lm = linalg::chol(M, "gigp L^T K L + I");
   g.a = L.t() * v;
+}
+
+// w = L_K^{-1} u = z - C M^{-1} C^T z with z = C (a + ε2) + ε1, for stacked noise.
+arma::mat plain_whiten(const GigpPlain& g, const arma::mat& eps1, const arma::mat& eps2) {
+  const arma::uword W = g.a.n_cols, cols = eps1.n_cols;
+  const arma::uword S = W > 0 ? cols / W : 0;
+  arma::mat z = eps2;
+  for (arma::uword s = 0; s < S; ++s) z.cols(s * W, s * W + W - 1) += g.a;
+  z = g.C * z;
+  z += eps1;
+  arma::mat t = linalg::solve_lower(g.Lm, g.C.t() * z);
+  t = linalg::solve_lower(g.Lm, std::move(t), true);
+  z -= g.C * t;
+  return z;
+}
+
+// f_mean = A^T w and, when u is not null, u = L_K w.
+void plain_outputs(const GigpPlain& g, arma::mat w, arma::mat* u, arma::mat& f_mean) {
+  f_mean = g.A.t() * w;
+  if (u) {
+    *u = std::move(w);
+    const int P = int(g.Lk.n_rows), n = int(u->n_cols);
+    if (P > 0 && n > 0) {
+      cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, P, n, 1.0,
+                  g.Lk.memptr(), P, u->memptr(), P);
+    }
+  }
+}
+
+}  // namespace
+
+GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const arma::vec& ktt,
+                             const arma::mat& L, const arma::mat& v) {
+  GigpPlain g;
+  g.Lk = linalg::chol(Kii, "gigp K_ii");
+  plain_factors(g, L, v);
   g.A = linalg::solve_lower(g.Lk, Kit);
   g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
   return g;
@@ -281,26 +362,31 @@ GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const a
 
 void gigp_finish_plain(const GigpPlain& g, const arma::mat& eps1, const arma::mat& eps2,
                        arma::mat* u, arma::mat& f_mean) {
-  const arma::uword W = g.a.n_cols, cols = eps1.n_cols;
-  const arma::uword S = W > 0 ? cols / W : 0;
-  // z = L_K^T r = C (a + ε2) + ε1
-  arma::mat z = eps2;
-  for (arma::uword s = 0; s < S; ++s) z.cols(s * W, s * W + W - 1) += g.a;
-  z = g.C * z;
-  z += eps1;
-  // w = z - C M^{-1} C^T z
-  arma::mat t = linalg::solve_lower(g.Lm, g.C.t() * z);
-  t = linalg::solve_lower(g.Lm, std::move(t), true);
-  z -= g.C * t;
-  f_mean = g.A.t() * z;
-  if (u) {  // u = L_K w
-    *u = std::move(z);
-    const int P = int(g.Lk.n_rows), n = int(u->n_cols);
-    if (P > 0 && n > 0) {
-      cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, P, n, 1.0,
-                  g.Lk.memptr(), P, u->memptr(), P);
-    }
+  plain_outputs(g, plain_whiten(g, eps1, eps2), u, f_mean);
+}
+
+arma::vec gigp_forward_per_output_plain(const arma::mat& Kii, const arma::mat& Kit,
+                                        const arma::vec& ktt, const std::vector<arma::mat>& Ls,
+                                        const arma::mat& v, const arma::mat& eps1,
+                                        const arma::mat& eps2, arma::mat* u, arma::mat& f_mean) {
+  const arma::uword W = v.n_cols, S = W > 0 ? eps1.n_cols / W : 0;
+  if (Ls.size() != W) {
+    throw Error(fmt::format("gigp per-output precision: {} factors for {} columns", Ls.size(), W));
   }
+  // K_ii's factor, A and f_var once; C, Lm and a per column.
+  GigpPlain g;
+  g.Lk = linalg::chol(Kii, "gigp K_ii");
+  g.A = linalg::solve_lower(g.Lk, Kit);
+  g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
+  arma::mat w(Kii.n_rows, W * S, arma::fill::none);
+  for (arma::uword c = 0; c < W; ++c) {
+    plain_factors(g, Ls[c], v.col(c));
+    arma::uvec idx(S);
+    for (arma::uword s = 0; s < S; ++s) idx[s] = s * W + c;
+    w.cols(idx) = plain_whiten(g, eps1.cols(idx), eps2.cols(idx));
+  }
+  plain_outputs(g, std::move(w), u, f_mean);
+  return g.f_var;
 }
 
 }  // namespace dkp::layers

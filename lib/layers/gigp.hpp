@@ -13,6 +13,8 @@
 //   f_t = K_ti K^{-1} u + sqrt(k_tt - diag(K_ti K^{-1} K_it)) ε.
 #pragma once
 
+#include <vector>
+
 #include "autodiff/tape.hpp"
 #include "random/stream.hpp"
 
@@ -87,8 +89,10 @@ struct GigpPrepared {
   Var f_var;
 };
 
-/// Noise-free part of a layer; `L` is gigp_precision_factor(p) when not given (invalid Var).
-GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L = Var());
+/// Noise-free part of a layer; `L` is gigp_precision_factor(p) when not given (invalid Var),
+/// `Lk` is chol(k.ii) when not given.
+GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L = Var(),
+                          const Var& Lk = Var());
 
 /// Computes A and f_var into g (see GigpPrepared) for a prepared layer that several samples reuse
 /// through separate gigp_finish / gigp_sample calls.
@@ -98,6 +102,14 @@ void gigp_share(GigpPrepared& g);
 /// s W .. s W + W - 1. Returns u (P x W S), f_mean (B x W S), f_var (B x 1, shared) and logpq,
 /// the sum over the S samples of log p(u) - log q(u).
 GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1, const arma::mat& eps2);
+
+/// A layer whose output columns have a pseudo-likelihood precision each (Λ_c = L_c L_c^T, not
+/// shared): q(u_c) ∝ N(u_c; 0, K_ii) N(v_c; u_c, Λ_c^{-1}). Column c of v (P x W) goes with
+/// Ls[c]; the noise is stacked as in gigp_finish (P x W S, sample s in columns s W .. s W + W - 1).
+/// With every L_c equal it is gigp_finish(gigp_prepare(k, {v, ., .}, L_c), eps1, eps2) up to
+/// round-off. The Cholesky factor of K_ii and the train/test solve are shared by the columns.
+GigpOutput gigp_forward_per_output(const KernelBlocks& k, const Var& v, const std::vector<Var>& Ls,
+                                   const arma::mat& eps1, const arma::mat& eps2);
 
 /// One sample of a prepared layer, eps1 and eps2 drawn from rng as gigp_forward draws them (so
 /// gigp_sample(gigp_prepare(k, p), rng) is gigp_forward(k, p, rng)).
@@ -129,5 +141,12 @@ GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const a
 /// f_mean (B x W S).
 void gigp_finish_plain(const GigpPlain& g, const arma::mat& eps1, const arma::mat& eps2,
                        arma::mat* u, arma::mat& f_mean);
+
+/// gigp_forward_per_output in plain values: Ls[c] is column c's precision factor. Writes u when
+/// `u` is not null and f_mean (B x W S); returns f_var.
+arma::vec gigp_forward_per_output_plain(const arma::mat& Kii, const arma::mat& Kit,
+                                        const arma::vec& ktt, const std::vector<arma::mat>& Ls,
+                                        const arma::mat& v, const arma::mat& eps1,
+                                        const arma::mat& eps2, arma::mat* u, arma::mat& f_mean);
 
 }  // namespace dkp::layers

@@ -51,6 +51,8 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.depth = spec.depth;
     cfg.width = spec.width;
     cfg.inducing = spec.inducing;
+    cfg.hidden_ard = spec.hidden_ard;
+    cfg.per_output_precision = spec.per_output_precision;
     return std::make_unique<GiDgp>(cfg, X_train, y_train, init);
   }
   if (spec.model == "sgp" || (spec.model == "dgp" && spec.inference == "dsvi")) {

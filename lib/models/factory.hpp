@@ -26,6 +26,9 @@ struct ModelSpec {
   bool sticking_the_landing = true;
   /// dwp agw / abgw: DwpConfig::a_prime_scale.
   double a_prime_scale = 1.0;
+  /// dgp global-inducing: GiDgpConfig::hidden_ard and GiDgpConfig::per_output_precision.
+  bool hidden_ard = false;
+  bool per_output_precision = false;
 };
 
 /// Builds and initialises the model from the standardised training data. Models that have not

@@ -1,6 +1,8 @@
 #include "models/gi_dgp.hpp"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,12 +30,14 @@ GiDgp::GiDgp(const GiDgpConfig& cfg, const arma::mat& X_train, const arma::vec& 
   for (size_t l = 1; l <= cfg.depth; ++l) {
     const size_t in_dim = l == 1 ? d0_ : width_;
     const size_t out_dim = l == cfg.depth ? 1 : width_;
-    init_[layer_key(l, "log_lengthscale")] = arma::zeros(1, l == 1 ? in_dim : 1);
+    init_[layer_key(l, "log_lengthscale")] = arma::zeros(1, l == 1 || cfg.hidden_ard ? in_dim : 1);
     init_[layer_key(l, "log_variance")] = arma::zeros(1, 1);
     init_[layer_key(l, "v")] =
         l == cfg.depth ? arma::mat(y_train.elem(pick)) : random::normal_matrix(init, P, out_dim);
-    init_[layer_key(l, "L_loc")] = arma::eye(P, P);
-    init_[layer_key(l, "L_scale")] = arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
+    const size_t factors = per_output(l) ? out_dim : 1;  // one precision factor per column
+    init_[layer_key(l, "L_loc")] = arma::repmat(arma::eye(P, P), 1, factors);
+    init_[layer_key(l, "L_scale")] =
+        arma::mat(1, factors, arma::fill::value(0.5 * cfg.log_prec_init));
   }
   init_["likelihood.log_noise_var"] =
       arma::mat(1, 1, arma::fill::value(std::log(cfg.noise_var_init)));
@@ -41,9 +45,9 @@ GiDgp::GiDgp(const GiDgpConfig& cfg, const arma::mat& X_train, const arma::vec& 
 
 std::string GiDgp::describe() const {
   return fmt::format(
-      "global-inducing DGP: depth {}, width {}, {} inducing points, SE kernel "
-      "(ARD in layer 1)",
-      cfg_.depth, width_, cfg_.inducing);
+      "global-inducing DGP: depth {}, width {}, {} inducing points, SE kernel (ARD in {}){}",
+      cfg_.depth, width_, cfg_.inducing, cfg_.hidden_ard ? "every layer" : "layer 1",
+      cfg_.per_output_precision ? ", a precision per output column" : "");
 }
 
 std::vector<std::vector<GiDgp::LayerNoise>> GiDgp::draw_noise(size_t S, arma::uword P,
@@ -89,6 +93,7 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
   // Per-layer quantities shared by all samples.
   struct Layer {
     Var log_ell, h, tt, L;
+    std::vector<Var> Ls;  // per-output precision: column c's factor
     layers::GigpParams gp;
   };
   std::vector<Layer> layer(cfg_.depth + 1);
@@ -102,7 +107,14 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
     ly.tt = ad::mul(ly.h, onesB);
     ly.gp = {get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
              get(p, layer_key(l, "L_scale"))};
-    ly.L = layers::gigp_precision_factor(ly.gp);
+    if (per_output(l)) {
+      for (arma::uword c = 0; c < layer_width(l); ++c) {
+        ly.Ls.push_back(layers::gigp_precision_factor(
+            {Var(), ad::cols(ly.gp.L_loc, c * P, c * P + P - 1), ad::cols(ly.gp.L_scale, c, c)}));
+      }
+    } else {
+      ly.L = layers::gigp_precision_factor(ly.gp);
+    }
   }
   auto blocks = [&](size_t l, const Var& Fi, const Var& Ft) {
     const Layer& ly = layer[l];
@@ -114,17 +126,22 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
     k.tt = ly.tt;
     return k;
   };
+  auto layer_out = [&](size_t l, const layers::KernelBlocks& k, const arma::mat& eps1,
+                       const arma::mat& eps2) {
+    const Layer& ly = layer[l];
+    if (per_output(l)) return layers::gigp_forward_per_output(k, ly.gp.v, ly.Ls, eps1, eps2);
+    return layers::gigp_finish(layers::gigp_prepare(k, ly.gp, ly.L), eps1, eps2);
+  };
 
   ForwardOut res;
   res.f_mean.resize(S);
   res.f_var.resize(S);
   // Layer 1: the same kernel blocks for every sample.
   const arma::uword W1 = layer_width(1);
-  const layers::GigpPrepared g1 =
-      layers::gigp_prepare(blocks(1, Fi0, tape.constant(X)), layer[1].gp, layer[1].L);
-  const layers::GigpOutput o1 = layers::gigp_finish(
-      g1, stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][0].eps1; }),
-      stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][0].eps2; }));
+  const layers::GigpOutput o1 =
+      layer_out(1, blocks(1, Fi0, tape.constant(X)),
+                stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][0].eps1; }),
+                stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][0].eps2; }));
   Var logpq = o1.logpq;
   if (cfg_.depth == 1) {
     for (size_t s = 0; s < S; ++s) {
@@ -141,9 +158,7 @@ GiDgp::ForwardOut GiDgp::forward(const VarMap& p, const arma::mat& X, size_t S,
     Var Ft = sample_cols(F1, s, W1, S);
     for (size_t l = 2; l <= cfg_.depth; ++l) {
       const LayerNoise& n = noise[s][l - 1];
-      const layers::GigpPrepared g =
-          layers::gigp_prepare(blocks(l, Fi, Ft), layer[l].gp, layer[l].L);
-      const layers::GigpOutput out = layers::gigp_finish(g, n.eps1, n.eps2);
+      const layers::GigpOutput out = layer_out(l, blocks(l, Fi, Ft), n.eps1, n.eps2);
       logpq = logpq + out.logpq;
       if (l == cfg_.depth) {
         res.f_mean[s] = out.f_mean;
@@ -192,7 +207,7 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
   struct Layer {
     arma::rowvec inv_ell;
     double h = 1.0;
-    arma::mat L;
+    std::vector<arma::mat> Ls;  // one precision factor, or one per output column
     const arma::mat* v = nullptr;
   };
   std::vector<Layer> layer(cfg_.depth + 1);
@@ -203,9 +218,11 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
         arma::exp(-(params.at(layer_key(l, "log_lengthscale")).row(0) + 0.5 * std::log(nu_in)));
     ly.h = std::exp(params.at(layer_key(l, "log_variance"))(0, 0));
     const arma::mat& Lloc = params.at(layer_key(l, "L_loc"));
-    const double scale = std::exp(params.at(layer_key(l, "L_scale"))(0, 0)) /
-                         (arma::trace(Lloc) * (1.0 / double(Lloc.n_rows)));
-    ly.L = scale * Lloc;
+    const arma::mat& Lscale = params.at(layer_key(l, "L_scale"));
+    for (arma::uword c = 0; c < Lscale.n_cols; ++c) {
+      const arma::mat Lc = Lloc.cols(c * P, c * P + P - 1);
+      ly.Ls.push_back(std::exp(Lscale(0, c)) / (arma::trace(Lc) / double(P)) * Lc);
+    }
     ly.v = &params.at(layer_key(l, "v"));
   }
   const arma::vec ktt_ones = arma::ones(B);
@@ -221,7 +238,21 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
     Kii *= ly.h;
     arma::mat Kit = kernels::se_unit_value(Fi_s, Ft_s);
     Kit *= ly.h;
-    return layers::gigp_prepare_plain(Kii, Kit, ly.h * ktt_ones, ly.L, *ly.v);
+    return std::pair{std::move(Kii), std::move(Kit)};
+  };
+  // One layer for the stacked noise; writes u (unless null) and f_mean, returns f_var.
+  auto layer_out = [&](size_t l, const arma::mat& Fi, const arma::mat& Ft, const arma::mat& eps1,
+                       const arma::mat& eps2, arma::mat* u, arma::mat& f_mean) {
+    const Layer& ly = layer[l];
+    const auto [Kii, Kit] = prepare(l, Fi, Ft);
+    if (per_output(l)) {
+      return layers::gigp_forward_per_output_plain(Kii, Kit, ly.h * ktt_ones, ly.Ls, *ly.v, eps1,
+                                                   eps2, u, f_mean);
+    }
+    const layers::GigpPlain g =
+        layers::gigp_prepare_plain(Kii, Kit, ly.h * ktt_ones, ly.Ls[0], *ly.v);
+    layers::gigp_finish_plain(g, eps1, eps2, u, f_mean);
+    return g.f_var;
   };
   auto stacked = [&](size_t l, arma::mat LayerNoise::*which) {
     return stack_columns(S, [&](size_t s) -> const arma::mat& { return noise[s][l - 1].*which; });
@@ -229,17 +260,17 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
 
   // Layer 1 for all samples at once.
   const arma::uword W1 = layer_width(1);
-  const layers::GigpPlain g1 = prepare(1, Fi0, X);
   arma::mat U1, Fm1;
-  layers::gigp_finish_plain(g1, stacked(1, &LayerNoise::eps1), stacked(1, &LayerNoise::eps2),
-                            cfg_.depth > 1 ? &U1 : nullptr, Fm1);
+  const arma::vec f_var1 =
+      layer_out(1, Fi0, X, stacked(1, &LayerNoise::eps1), stacked(1, &LayerNoise::eps2),
+                cfg_.depth > 1 ? &U1 : nullptr, Fm1);
   if (cfg_.depth == 1) {
     pred.mean = Fm1;
-    pred.var = arma::repmat(g1.f_var + noise_var, 1, S);
+    pred.var = arma::repmat(f_var1 + noise_var, 1, S);
     return pred;
   }
   arma::mat F1 = stacked(1, &LayerNoise::out);
-  F1.each_col() %= arma::sqrt(g1.f_var);
+  F1.each_col() %= arma::sqrt(f_var1);
   F1 += Fm1;
   arma::mat U, Fm;
   for (size_t s = 0; s < S; ++s) {
@@ -247,16 +278,15 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
     arma::mat Ft = F1.cols(s * W1, s * W1 + W1 - 1);
     for (size_t l = 2; l <= cfg_.depth; ++l) {
       const LayerNoise& n = noise[s][l - 1];
-      const layers::GigpPlain g = prepare(l, Fi, Ft);
       const bool last = l == cfg_.depth;
-      layers::gigp_finish_plain(g, n.eps1, n.eps2, last ? nullptr : &U, Fm);
+      const arma::vec f_var = layer_out(l, Fi, Ft, n.eps1, n.eps2, last ? nullptr : &U, Fm);
       if (last) {
         pred.mean.col(s) = Fm;
-        pred.var.col(s) = g.f_var + noise_var;
+        pred.var.col(s) = f_var + noise_var;
       } else {
         Fi = std::move(U);
         Ft = n.out;
-        Ft.each_col() %= arma::sqrt(g.f_var);
+        Ft.each_col() %= arma::sqrt(f_var);
         Ft += Fm;
       }
     }

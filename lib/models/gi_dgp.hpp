@@ -4,9 +4,9 @@
 //   G_0 = X X^T / nu_0,  F_l | G_{l-1} ~ GP(0, K(G_{l-1})) with nu_l = width columns,
 //   G_l = F_l F_l^T / nu_l,   y ~ N(F_L, sigma^2).
 // Kernel: squared exponential on Gram distances, K_ij = h exp(-(G_ii + G_jj - 2 G_ij) / (2 l^2)),
-// with ARD lengthscales in the first layer only. Inducing inputs X_i exist only at the input;
-// each layer's inducing outputs U_l are sampled from q(U_l | U_{l-1}) (layers/gigp.hpp) and are
-// the next layer's inducing inputs.
+// with ARD lengthscales in the first layer only (every layer with hidden_ard). Inducing inputs X_i
+// exist only at the input; each layer's inducing outputs U_l are sampled from q(U_l | U_{l-1})
+// (layers/gigp.hpp) and are the next layer's inducing inputs.
 //
 // depth = number of GP layers including the output layer (depth 2: one hidden layer).
 #pragma once
@@ -24,6 +24,14 @@ struct GiDgpConfig {
   double jitter = 1e-6;   ///< added to K_ii, relative to the kernel variance (bayesfunc: 1e-6)
   double log_prec_init = -4.0;  ///< initial log pseudo-precision (bayesfunc master default)
   double noise_var_init = 1.0;  ///< bayesfunc NormalLearnedScale: log sigma = 0
+  /// ARD lengthscales in every layer, not only the first (changes the prior: the DWP papers'
+  /// DGP has one lengthscale per hidden layer).
+  bool hidden_ard = false;
+  /// A pseudo-likelihood precision per output column of each layer (layers::
+  /// gigp_forward_per_output) instead of one shared by the columns (bayesfunc's GIGP). Changes
+  /// only the approximate posterior. A layer's L_loc is then P x (P W), column c's factor in
+  /// columns c P .. c P + P - 1, and its L_scale 1 x W.
+  bool per_output_precision = false;
 };
 
 class GiDgp final : public Model {
@@ -60,6 +68,8 @@ class GiDgp final : public Model {
   std::vector<std::vector<LayerNoise>> draw_noise(size_t S, arma::uword P, arma::uword B,
                                                   random::Stream& rng) const;
   size_t layer_width(size_t l) const { return l == cfg_.depth ? 1 : width_; }
+  /// Every layer's output columns but the last layer's single one have their own precision.
+  bool per_output(size_t l) const { return cfg_.per_output_precision && layer_width(l) > 1; }
 
   GiDgpConfig cfg_;
   size_t d0_ = 0, width_ = 0;

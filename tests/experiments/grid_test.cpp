@@ -228,6 +228,15 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   y.a_prime_scale = 0.1;
   CHECK(y.hash() != s.hash());
   CHECK(ends_with_line(y, "a_prime_scale=0.1\n"));
+  RunSpec h = s;
+  h.hidden_ard = true;
+  CHECK(h.hash() != s.hash());
+  CHECK(ends_with_line(h, "hidden_ard=on\n"));
+  CHECK(option_value(h, "--hidden-ard") != "<absent>");
+  h.gi_precision = "per-output";
+  CHECK(ends_with_line(h, "gi_precision=per-output\n"));
+  CHECK(option_value(h, "--gi-precision") == "per-output");
+  CHECK(option_value(s, "--gi-precision") == "<absent>");
   CHECK(option_value(s, "--stl") == "<absent>");
 
   // Pinned: changing the canonical form orphans every stored result, so it must be deliberate.
@@ -351,6 +360,20 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.posterior = "gw";  // the GW has no A'
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("agw or abgw"), dkp::ConfigError);
   bad = s;
+  bad.model = "dgp";
+  bad.inference = "global-inducing";
+  bad.posterior = "";
+  bad.hidden_ard = true;
+  bad.gi_precision = "per-output";
+  CHECK_NOTHROW(validate_run_spec(bad));
+  bad.gi_precision = "per-layer";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("shared or per-output"),
+                       dkp::ConfigError);
+  bad.gi_precision = "shared";
+  bad.inference = "dsvi";  // the options are the global-inducing DGP's
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("global-inducing only"),
+                       dkp::ConfigError);
+  bad = s;
   bad.model = "nonsense";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("unknown model"),
                        dkp::ConfigError);
@@ -408,12 +431,21 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   w.protocol.seed = 18446744073709551615ull;
   w.protocol.width = "min(input,30)";
   specs.push_back(w);
+  RunSpec gi = specs.front();
+  gi.model = "dgp";
+  gi.inference = "global-inducing";
+  gi.posterior.clear();
+  gi.hidden_ard = true;
+  gi.gi_precision = "per-output";
+  specs.push_back(gi);
   for (const RunSpec& s : specs) {
     const RunSpec r = RunSpec::parse_canonical(s.canonical());
     CHECK(r.canonical() == s.canonical());
     CHECK(r.hash() == s.hash());
     CHECK(r.delta_init == s.delta_init);  // also where canonical() leaves it out
     CHECK(r.protocol == s.protocol);
+    CHECK(r.hidden_ard == s.hidden_ard);
+    CHECK(r.gi_precision == s.gi_precision);
   }
 
   const std::string c = specs.front().canonical();
@@ -439,6 +471,7 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   CHECK(has(error_of(replaced("steps=", "steps=1.5")), "not an integer"));
   CHECK(has(error_of(replaced("seed=", "seed=-")), "not a seed"));
   CHECK(has(error_of(c + "stl=on\n"), "stl='on'"));
+  CHECK(has(error_of(c + "hidden_ard=off\n"), "hidden_ard='off'"));
   // Parsable but not canonical: an option written at its default.
   CHECK(has(error_of(c + "a_prime_scale=1\n"), "not in canonical form"));
   CHECK(error_of(c).empty());

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "ad_test_support.hpp"
 #include "autodiff/gradcheck.hpp"
@@ -15,6 +16,7 @@
 #include "model_test_support.hpp"
 #include "models/gi_dgp.hpp"
 #include "test_support.hpp"
+#include "util/error.hpp"
 
 namespace ad = dkp::autodiff;
 using dkp::models::GiDgp;
@@ -38,19 +40,85 @@ arma::mat unit_se_gram(const arma::mat& Z) {
 }  // namespace
 
 TEST_CASE("global-inducing DGP ELBO gradients match finite differences for every parameter") {
-  for (size_t depth : {1, 2, 3}) {
-    CAPTURE(depth);
-    const Tiny data = tiny_data(7, 2, dkp::test::seed() + depth);
-    GiDgpConfig cfg;
-    cfg.depth = depth;
-    cfg.inducing = 4;
-    cfg.log_prec_init = 0.0;  // a posterior that differs from the prior
-    dkp::random::Stream init(dkp::test::seed());
-    const GiDgp model(cfg, data.X, data.y, init);
-    const auto c = dkp::test::check_elbo_gradient(model, data, dkp::test::seed() + 99);
-    INFO(c.result.detail);
-    CHECK(c.result.ok);
+  for (const bool options : {false, true}) {  // options: hidden ARD and per-output precision
+    for (size_t depth : {1, 2, 3}) {
+      CAPTURE(options);
+      CAPTURE(depth);
+      const Tiny data = tiny_data(7, 2, dkp::test::seed() + depth);
+      GiDgpConfig cfg;
+      cfg.depth = depth;
+      cfg.inducing = 4;
+      cfg.log_prec_init = 0.0;  // a posterior that differs from the prior
+      cfg.hidden_ard = options;
+      cfg.per_output_precision = options;
+      dkp::random::Stream init(dkp::test::seed());
+      const GiDgp model(cfg, data.X, data.y, init);
+      if (options && depth > 1) {  // the parameters have the options' shapes
+        CHECK(model.initial_parameters().at("layer2.log_lengthscale").n_cols == 2);
+        CHECK(model.initial_parameters().at("layer1.L_loc").n_cols == 2 * 4);
+        CHECK(model.initial_parameters().at("layer1.L_scale").n_cols == 2);
+      }
+      const auto c = dkp::test::check_elbo_gradient(model, data, dkp::test::seed() + 99);
+      INFO(c.result.detail);
+      CHECK(c.result.ok);
+    }
   }
+}
+
+TEST_CASE("GIGP per-output precision: column c is a one-column layer with its own factor") {
+  const size_t P = 6, W = 3, B = 5, S = 2;
+  dkp::random::Stream s(dkp::test::seed() + 23);
+  const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
+  const arma::mat K = unit_se_gram(Z);
+  const arma::mat v = dkp::random::normal_matrix(s, P, W);
+  const arma::mat e1 = dkp::random::normal_matrix(s, P, W * S);
+  const arma::mat e2 = dkp::random::normal_matrix(s, P, W * S);
+  std::vector<arma::mat> Lplain;
+  for (size_t c = 0; c < W; ++c) {
+    Lplain.push_back(arma::trimatl(arma::eye(P, P) + 0.4 * dkp::random::normal_matrix(s, P, P)) *
+                     std::exp(0.3 * double(c)));
+  }
+  ad::Tape tape;
+  const dkp::layers::KernelBlocks kb{tape.constant(K.submat(0, 0, P - 1, P - 1)),
+                                     tape.constant(K.submat(0, P, P - 1, P + B - 1)),
+                                     tape.constant(arma::ones(B, 1))};
+  std::vector<ad::Var> Ls;
+  for (const arma::mat& L : Lplain) Ls.push_back(tape.constant(L));
+  const auto o = dkp::layers::gigp_forward_per_output(kb, tape.constant(v), Ls, e1, e2);
+  REQUIRE(o.u.n_cols() == W * S);
+  double logpq = 0.0;
+  for (size_t c = 0; c < W; ++c) {
+    CAPTURE(c);
+    const arma::uvec idx = {c, W + c};  // column c of samples 0 and 1
+    const auto g =
+        dkp::layers::gigp_prepare(kb, {tape.constant(v.col(c)), ad::Var(), ad::Var()}, Ls[c]);
+    const auto oc = dkp::layers::gigp_finish(g, e1.cols(idx), e2.cols(idx));
+    CHECK(arma::approx_equal(arma::mat(o.u.val().cols(idx)), oc.u.val(), "absdiff", 1e-10));
+    CHECK(
+        arma::approx_equal(arma::mat(o.f_mean.val().cols(idx)), oc.f_mean.val(), "absdiff", 1e-10));
+    CHECK(arma::approx_equal(o.f_var.val(), oc.f_var.val(), "absdiff", 1e-12));
+    logpq += oc.logpq.scalar();
+  }
+  CHECK(o.logpq.scalar() == doctest::Approx(logpq).epsilon(1e-10));
+  // The plain evaluation gives the same samples.
+  arma::mat u_pl, m_pl;
+  const arma::vec fv_pl = dkp::layers::gigp_forward_per_output_plain(
+      K.submat(0, 0, P - 1, P - 1), K.submat(0, P, P - 1, P + B - 1), arma::ones(B), Lplain, v, e1,
+      e2, &u_pl, m_pl);
+  CHECK(arma::approx_equal(u_pl, o.u.val(), "absdiff", 1e-8));
+  CHECK(arma::approx_equal(m_pl, o.f_mean.val(), "absdiff", 1e-8));
+  CHECK(arma::approx_equal(arma::mat(fv_pl), o.f_var.val(), "absdiff", 1e-10));
+  // Equal factors: the shared-precision layer.
+  const std::vector<ad::Var> same(W, Ls[0]);
+  const auto oe = dkp::layers::gigp_forward_per_output(kb, tape.constant(v), same, e1, e2);
+  const auto g = dkp::layers::gigp_prepare(kb, {tape.constant(v), ad::Var(), ad::Var()}, Ls[0]);
+  const auto os = dkp::layers::gigp_finish(g, e1, e2);
+  CHECK(arma::approx_equal(oe.u.val(), os.u.val(), "absdiff", 1e-10));
+  CHECK(arma::approx_equal(oe.f_mean.val(), os.f_mean.val(), "absdiff", 1e-10));
+  CHECK(oe.logpq.scalar() == doctest::Approx(os.logpq.scalar()).epsilon(1e-10));
+  CHECK_THROWS_AS(dkp::layers::gigp_forward_per_output(kb, tape.constant(v),
+                                                       std::vector<ad::Var>(2, Ls[0]), e1, e2),
+                  dkp::Error);
 }
 
 TEST_CASE("GIGP layer: log p(u) - log q(u) equals the direct Gaussian densities") {
@@ -184,55 +252,74 @@ TEST_CASE("GIGP layer: stacked samples (gigp_finish) equal sample-by-sample gigp
 }
 
 TEST_CASE("predict equals a sample-by-sample evaluation with the tape ops and the same draws") {
-  for (size_t depth : {1, 2, 3}) {
-    CAPTURE(depth);
-    const Tiny data = tiny_data(25, 3, 2);
-    GiDgpConfig cfg;
-    cfg.depth = depth;
-    cfg.inducing = 8;
-    cfg.log_prec_init = 0.0;
-    dkp::random::Stream init(3);
-    const GiDgp model(cfg, data.X, data.y, init);
-    dkp::models::ParamMap params = model.initial_parameters();
-    dkp::random::Stream jiggle(17);
-    for (auto& [name, v] : params)
-      v += 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols);
-    const arma::mat Xt = data.X.rows(0, 6);
-    const size_t S = 4, B = Xt.n_rows, d = data.X.n_cols;
-    dkp::random::Stream r1(8), r2(8);
-    const auto pred = model.predict(params, Xt, S, r1);
-    const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
-    for (size_t s = 0; s < S; ++s) {
-      ad::Tape tape;
-      const auto p = dkp::models::to_vars(tape, params, false);
-      auto key = [](size_t l, const char* w) { return "layer" + std::to_string(l) + "." + w; };
-      ad::Var Fi = p.at("inducing_inputs"), Ft = tape.constant(Xt);
-      for (size_t l = 1; l <= depth; ++l) {
-        const ad::Var log_ell =
-            ad::add_scalar(p.at(key(l, "log_lengthscale")), 0.5 * std::log(double(d)));
-        const ad::Var h = ad::exp(p.at(key(l, "log_variance")));
-        const ad::Var Fi_s = dkp::kernels::scale_columns(Fi, log_ell);
-        const ad::Var Ft_s = dkp::kernels::scale_columns(Ft, log_ell);
-        dkp::layers::KernelBlocks k;
-        k.ii = ad::mul(h, dkp::kernels::se_unit_sym(Fi_s) +
-                              tape.constant(cfg.jitter * arma::eye(cfg.inducing, cfg.inducing)));
-        k.it = ad::mul(h, dkp::kernels::se_unit(Fi_s, Ft_s));
-        k.tt = ad::mul(h, tape.constant(arma::ones(B, 1)));
-        const dkp::layers::GigpParams gp{p.at(key(l, "v")), p.at(key(l, "L_loc")),
-                                         p.at(key(l, "L_scale"))};
-        const auto out = dkp::layers::gigp_forward(k, gp, r2);
-        if (l == depth) {
-          CHECK(arma::approx_equal(pred.mean.col(s), arma::vec(out.f_mean.val()), "absdiff", 1e-8));
-          CHECK(arma::approx_equal(pred.var.col(s), arma::vec(out.f_var.val() + noise), "absdiff",
-                                   1e-8));
-        } else {
-          Fi = out.u;
-          Ft = dkp::layers::sample_outputs(out, r2);
+  for (const bool options : {false, true})  // options: hidden ARD and per-output precision
+    for (size_t depth : {1, 2, 3}) {
+      CAPTURE(options);
+      CAPTURE(depth);
+      const Tiny data = tiny_data(25, 3, 2);
+      GiDgpConfig cfg;
+      cfg.depth = depth;
+      cfg.inducing = 8;
+      cfg.log_prec_init = 0.0;
+      cfg.hidden_ard = options;
+      cfg.per_output_precision = options;
+      dkp::random::Stream init(3);
+      const GiDgp model(cfg, data.X, data.y, init);
+      dkp::models::ParamMap params = model.initial_parameters();
+      dkp::random::Stream jiggle(17);
+      for (auto& [name, v] : params)
+        v += 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols);
+      const arma::mat Xt = data.X.rows(0, 6);
+      const size_t S = 4, B = Xt.n_rows, d = data.X.n_cols;
+      dkp::random::Stream r1(8), r2(8);
+      const auto pred = model.predict(params, Xt, S, r1);
+      const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+      for (size_t s = 0; s < S; ++s) {
+        ad::Tape tape;
+        const auto p = dkp::models::to_vars(tape, params, false);
+        auto key = [](size_t l, const char* w) { return "layer" + std::to_string(l) + "." + w; };
+        ad::Var Fi = p.at("inducing_inputs"), Ft = tape.constant(Xt);
+        for (size_t l = 1; l <= depth; ++l) {
+          const ad::Var log_ell =
+              ad::add_scalar(p.at(key(l, "log_lengthscale")), 0.5 * std::log(double(d)));
+          const ad::Var h = ad::exp(p.at(key(l, "log_variance")));
+          const ad::Var Fi_s = dkp::kernels::scale_columns(Fi, log_ell);
+          const ad::Var Ft_s = dkp::kernels::scale_columns(Ft, log_ell);
+          dkp::layers::KernelBlocks k;
+          k.ii = ad::mul(h, dkp::kernels::se_unit_sym(Fi_s) +
+                                tape.constant(cfg.jitter * arma::eye(cfg.inducing, cfg.inducing)));
+          k.it = ad::mul(h, dkp::kernels::se_unit(Fi_s, Ft_s));
+          k.tt = ad::mul(h, tape.constant(arma::ones(B, 1)));
+          const dkp::layers::GigpParams gp{p.at(key(l, "v")), p.at(key(l, "L_loc")),
+                                           p.at(key(l, "L_scale"))};
+          const size_t W = l == depth ? 1 : d, P = cfg.inducing;
+          dkp::layers::GigpOutput out;
+          if (options && W > 1) {
+            std::vector<ad::Var> Ls;
+            for (size_t c = 0; c < W; ++c) {
+              Ls.push_back(dkp::layers::gigp_precision_factor(
+                  {ad::Var(), ad::cols(gp.L_loc, c * P, c * P + P - 1),
+                   ad::cols(gp.L_scale, c, c)}));
+            }
+            const arma::mat e1 = dkp::random::normal_matrix(r2, P, W);
+            const arma::mat e2 = dkp::random::normal_matrix(r2, P, W);
+            out = dkp::layers::gigp_forward_per_output(k, gp.v, Ls, e1, e2);
+          } else {
+            out = dkp::layers::gigp_forward(k, gp, r2);
+          }
+          if (l == depth) {
+            CHECK(
+                arma::approx_equal(pred.mean.col(s), arma::vec(out.f_mean.val()), "absdiff", 1e-8));
+            CHECK(arma::approx_equal(pred.var.col(s), arma::vec(out.f_var.val() + noise), "absdiff",
+                                     1e-8));
+          } else {
+            Fi = out.u;
+            Ft = dkp::layers::sample_outputs(out, r2);
+          }
         }
       }
+      CHECK(r1 == r2);  // the same random numbers were consumed
     }
-    CHECK(r1 == r2);  // the same random numbers were consumed
-  }
 }
 
 TEST_CASE("conditional_moments: the composition's values and gradients, over several panels") {

@@ -52,6 +52,13 @@ int bench_model(const po::variables_map& vm) {
                            vm["posterior"].as<std::string>(), size_t(depth),
                            vm["kernel"].as<std::string>(),    0,
                            size_t(vm["inducing"].as<long>())};
+    spec.hidden_ard = vm["hidden-ard"].as<bool>();
+    const std::string gi_precision = vm["gi-precision"].as<std::string>();
+    if (gi_precision != "shared" && gi_precision != "per-output") {
+      throw UsageError(
+          fmt::format("--gi-precision must be shared or per-output (got '{}')", gi_precision));
+    }
+    spec.per_output_precision = gi_precision == "per-output";
     random::Stream run(0);
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);
@@ -78,6 +85,8 @@ int bench_model(const po::variables_map& vm) {
     if (spec.model == "dgp" && !spec.inference.empty()) label += "/" + spec.inference;
     if (spec.model == "dwp" && !spec.posterior.empty()) label += "/" + spec.posterior;
     if (spec.model != "sgp" && spec.kernel != "se") label += " (" + spec.kernel + ")";
+    if (spec.hidden_ard) label += " ard";
+    if (spec.per_output_precision) label += " per-out";
     std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}\n", label, depth,
                              batch, median(step_ms), median(fwd_ms), pred_ms);
   }
@@ -101,6 +110,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("inference", po::value<std::string>()->default_value("global-inducing"), "dgp inference")
     ("posterior", po::value<std::string>()->default_value(""), "dwp posterior")
     ("kernel", po::value<std::string>()->default_value("se"), "kernel")
+    ("hidden-ard", po::bool_switch(), "dgp global-inducing: ARD in every layer (as dkp run)")
+    ("gi-precision", po::value<std::string>()->default_value("shared"), "dgp global-inducing: shared | per-output (as dkp run)")
     ("depth", po::value<std::vector<int>>()->multitoken()->default_value({2, 5}, "2 5"), "depths")
     ("samples", po::value<long>()->default_value(10), "Monte Carlo samples per step")
     ("inducing", po::value<long>()->default_value(100), "inducing points")

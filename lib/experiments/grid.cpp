@@ -434,10 +434,11 @@ void validate_run_spec(const RunSpec& s) {
     throw ConfigError(
         fmt::format("--gi-precision must be shared or per-output (got '{}')", s.gi_precision));
   }
-  const bool gi_dgp = s.model == "dgp" && s.inference == "global-inducing";
+  const bool gi_dgp = s.model == "dgp" && s.inference == "global-inducing" && s.kernel == "se";
   if ((s.hidden_ard || s.gi_precision != "shared") && !gi_dgp) {
     throw ConfigError(
-        "--hidden-ard and --gi-precision apply to dgp with inference global-inducing only");
+        "--hidden-ard and --gi-precision apply to dgp with inference global-inducing only "
+        "(kernel se)");
   }
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));

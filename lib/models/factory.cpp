@@ -31,6 +31,12 @@ size_t gram_model_depth(size_t depth) {
 
 std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
                                   const arma::vec& y_train, random::Stream& init) {
+  if ((spec.hidden_ard || spec.per_output_precision) &&
+      !(spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "se")) {
+    throw ConfigError(
+        "--hidden-ard and --gi-precision apply to dgp with inference global-inducing only "
+        "(kernel se)");
+  }
   if (spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "relu") {
     // The DKP paper's DGP baseline: GP layers on Gram kernels after the learned per-feature
     // scale and bias input layer (models/gram_dgp.hpp). SE stays with GiDgp below: SE on

@@ -373,6 +373,11 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.inference = "dsvi";  // the options are the global-inducing DGP's
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("global-inducing only"),
                        dkp::ConfigError);
+  bad.inference = "global-inducing";
+  bad.kernel = "relu";  // the ReLU DGP is the Gram DGP, which has neither option
+  bad.hidden_ard = true;
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("global-inducing only"),
+                       dkp::ConfigError);
   bad = s;
   bad.model = "nonsense";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("unknown model"),

@@ -53,12 +53,7 @@ int bench_model(const po::variables_map& vm) {
                            vm["kernel"].as<std::string>(),    0,
                            size_t(vm["inducing"].as<long>())};
     spec.hidden_ard = vm["hidden-ard"].as<bool>();
-    const std::string gi_precision = vm["gi-precision"].as<std::string>();
-    if (gi_precision != "shared" && gi_precision != "per-output") {
-      throw UsageError(
-          fmt::format("--gi-precision must be shared or per-output (got '{}')", gi_precision));
-    }
-    spec.per_output_precision = gi_precision == "per-output";
+    spec.per_output_precision = models::parse_gi_precision(vm["gi-precision"].as<std::string>());
     random::Stream run(0);
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);

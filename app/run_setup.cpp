@@ -49,7 +49,7 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
   mspec.sticking_the_landing = spec.stl;
   mspec.a_prime_scale = spec.a_prime_scale;
   mspec.hidden_ard = spec.hidden_ard;
-  mspec.per_output_precision = spec.gi_precision == "per-output";
+  mspec.per_output_precision = models::parse_gi_precision(spec.gi_precision);
   return models::make_model(mspec, split.X_train, split.y_train, init);
 }
 

@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "data/uci.hpp"
+#include "models/factory.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -430,16 +431,13 @@ void validate_run_spec(const RunSpec& s) {
       !(s.model == "dwp" && (s.posterior == "agw" || s.posterior == "abgw"))) {
     throw ConfigError("--a-prime-scale applies to dwp with posterior agw or abgw only");
   }
-  if (s.gi_precision != "shared" && s.gi_precision != "per-output") {
-    throw ConfigError(
-        fmt::format("--gi-precision must be shared or per-output (got '{}')", s.gi_precision));
-  }
-  const bool gi_dgp = s.model == "dgp" && s.inference == "global-inducing" && s.kernel == "se";
-  if ((s.hidden_ard || s.gi_precision != "shared") && !gi_dgp) {
-    throw ConfigError(
-        "--hidden-ard and --gi-precision apply to dgp with inference global-inducing only "
-        "(kernel se)");
-  }
+  models::ModelSpec options;  // the global-inducing DGP's options, checked by the factory's rule
+  options.model = s.model;
+  options.inference = s.inference;
+  options.kernel = s.kernel;
+  options.hidden_ard = s.hidden_ard;
+  options.per_output_precision = models::parse_gi_precision(s.gi_precision);
+  models::check_model_options(options);
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));
   check_schedule(p.lr_schedule, "");

@@ -164,6 +164,10 @@ Var gigp_precision_factor(const GigpParams& p) {
   return ad::mul(scale, p.L_loc);
 }
 
+arma::mat gigp_precision_factor_plain(const arma::mat& L_loc, double L_scale) {
+  return std::exp(L_scale) / (arma::trace(L_loc) / double(L_loc.n_rows)) * L_loc;
+}
+
 GigpPrepared gigp_prepare(const KernelBlocks& k, const GigpParams& p, const Var& L_given,
                           const Var& Lk_given) {
   const arma::uword W = p.v.n_cols();
@@ -190,6 +194,13 @@ void gigp_share(GigpPrepared& g) {
 }
 
 namespace {
+
+// The stacked-noise columns of output column c in each of the S samples: c, W + c, ...
+arma::uvec sample_columns(arma::uword c, arma::uword W, arma::uword S) {
+  arma::uvec idx(S);
+  for (arma::uword s = 0; s < S; ++s) idx[s] = s * W + c;
+  return idx;
+}
 
 // w = L_K^{-1} u for stacked noise, and log p(u) - log q(u) summed over the samples.
 struct Whitened {
@@ -245,8 +256,7 @@ GigpOutput gigp_forward_per_output(const KernelBlocks& k, const Var& v, const st
   Var logpq;
   for (arma::uword c = 0; c < W; ++c) {
     const GigpPrepared g = gigp_prepare(k, {ad::cols(v, c, c), Var(), Var()}, Ls[c], Lk);
-    arma::uvec idx(S);
-    for (arma::uword s = 0; s < S; ++s) idx[s] = s * W + c;
+    const arma::uvec idx = sample_columns(c, W, S);
     const Whitened wc = gigp_whiten(g, eps1.cols(idx), eps2.cols(idx));
     logpq = c == 0 ? wc.logpq : logpq + wc.logpq;
     for (arma::uword s = 0; s < S; ++s) w[s * W + c] = S == 1 ? wc.w : ad::cols(wc.w, s, s);
@@ -381,8 +391,7 @@ arma::vec gigp_forward_per_output_plain(const arma::mat& Kii, const arma::mat& K
   arma::mat w(Kii.n_rows, W * S, arma::fill::none);
   for (arma::uword c = 0; c < W; ++c) {
     plain_factors(g, Ls[c], v.col(c));
-    arma::uvec idx(S);
-    for (arma::uword s = 0; s < S; ++s) idx[s] = s * W + c;
+    const arma::uvec idx = sample_columns(c, W, S);
     w.cols(idx) = plain_whiten(g, eps1.cols(idx), eps2.cols(idx));
   }
   plain_outputs(g, std::move(w), u, f_mean);

@@ -70,6 +70,8 @@ Var sample_outputs(const GigpOutput& out, random::Stream& rng);
 
 /// L = L_loc exp(L_scale) / mean(diag L_loc), shared by every sample of a layer.
 Var gigp_precision_factor(const GigpParams& p);
+/// The same in plain values.
+arma::mat gigp_precision_factor_plain(const arma::mat& L_loc, double L_scale);
 
 /// The part of a layer that does not depend on the noise.
 struct GigpPrepared {

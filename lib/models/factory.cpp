@@ -29,14 +29,26 @@ size_t gram_model_depth(size_t depth) {
 
 }  // namespace
 
-std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
-                                  const arma::vec& y_train, random::Stream& init) {
+bool parse_gi_precision(const std::string& gi_precision) {
+  if (gi_precision != "shared" && gi_precision != "per-output") {
+    throw ConfigError(
+        fmt::format("--gi-precision must be shared or per-output (got '{}')", gi_precision));
+  }
+  return gi_precision == "per-output";
+}
+
+void check_model_options(const ModelSpec& spec) {
   if ((spec.hidden_ard || spec.per_output_precision) &&
       !(spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "se")) {
     throw ConfigError(
         "--hidden-ard and --gi-precision apply to dgp with inference global-inducing only "
         "(kernel se)");
   }
+}
+
+std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
+                                  const arma::vec& y_train, random::Stream& init) {
+  check_model_options(spec);
   if (spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "relu") {
     // The DKP paper's DGP baseline: GP layers on Gram kernels after the learned per-feature
     // scale and bias input layer (models/gram_dgp.hpp). SE stays with GiDgp below: SE on

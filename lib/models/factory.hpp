@@ -31,6 +31,13 @@ struct ModelSpec {
   bool per_output_precision = false;
 };
 
+/// --gi-precision: "shared" is false, "per-output" true; anything else is a ConfigError.
+bool parse_gi_precision(const std::string& gi_precision);
+
+/// Throws ConfigError when `spec` sets an option its model does not have (hidden_ard and
+/// per_output_precision belong to the global-inducing DGP with the SE kernel).
+void check_model_options(const ModelSpec& spec);
+
 /// Builds and initialises the model from the standardised training data. Models that have not
 /// landed yet throw dkp::NotImplementedError naming the issue that brings them.
 std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,

@@ -220,8 +220,8 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
     const arma::mat& Lloc = params.at(layer_key(l, "L_loc"));
     const arma::mat& Lscale = params.at(layer_key(l, "L_scale"));
     for (arma::uword c = 0; c < Lscale.n_cols; ++c) {
-      const arma::mat Lc = Lloc.cols(c * P, c * P + P - 1);
-      ly.Ls.push_back(std::exp(Lscale(0, c)) / (arma::trace(Lc) / double(P)) * Lc);
+      ly.Ls.push_back(
+          layers::gigp_precision_factor_plain(Lloc.cols(c * P, c * P + P - 1), Lscale(0, c)));
     }
     ly.v = &params.at(layer_key(l, "v"));
   }

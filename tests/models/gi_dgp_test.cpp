@@ -37,6 +37,12 @@ arma::mat unit_se_gram(const arma::mat& Z) {
   return K;
 }
 
+// The blocks of K (P + B points, inducing points first) on `tape`, with k_tt = 1.
+dkp::layers::KernelBlocks kernel_blocks(ad::Tape& tape, const arma::mat& K, size_t P, size_t B) {
+  return {tape.constant(K.submat(0, 0, P - 1, P - 1)),
+          tape.constant(K.submat(0, P, P - 1, P + B - 1)), tape.constant(arma::ones(B, 1))};
+}
+
 }  // namespace
 
 TEST_CASE("global-inducing DGP ELBO gradients match finite differences for every parameter") {
@@ -79,9 +85,7 @@ TEST_CASE("GIGP per-output precision: column c is a one-column layer with its ow
                      std::exp(0.3 * double(c)));
   }
   ad::Tape tape;
-  const dkp::layers::KernelBlocks kb{tape.constant(K.submat(0, 0, P - 1, P - 1)),
-                                     tape.constant(K.submat(0, P, P - 1, P + B - 1)),
-                                     tape.constant(arma::ones(B, 1))};
+  const dkp::layers::KernelBlocks kb = kernel_blocks(tape, K, P, B);
   std::vector<ad::Var> Ls;
   for (const arma::mat& L : Lplain) Ls.push_back(tape.constant(L));
   const auto o = dkp::layers::gigp_forward_per_output(kb, tape.constant(v), Ls, e1, e2);
@@ -127,9 +131,7 @@ TEST_CASE("GIGP layer: log p(u) - log q(u) equals the direct Gaussian densities"
   const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
   const arma::mat K = unit_se_gram(Z);
   ad::Tape tape;
-  dkp::layers::KernelBlocks kb{tape.constant(K.submat(0, 0, P - 1, P - 1)),
-                               tape.constant(K.submat(0, P, P - 1, P + B - 1)),
-                               tape.constant(arma::ones(B, 1))};
+  dkp::layers::KernelBlocks kb = kernel_blocks(tape, K, P, B);
   const arma::mat v = dkp::random::normal_matrix(s, P, W);
   const arma::mat Lloc = arma::eye(P, P) + 0.3 * dkp::random::normal_matrix(s, P, P);
   dkp::layers::GigpParams gp{tape.constant(v), tape.constant(Lloc), tape.constant(0.4)};
@@ -217,9 +219,7 @@ TEST_CASE("GIGP layer: stacked samples (gigp_finish) equal sample-by-sample gigp
   const arma::mat v = dkp::random::normal_matrix(s, P, W);
   const arma::mat Lloc = arma::eye(P, P) + 0.3 * dkp::random::normal_matrix(s, P, P);
   ad::Tape tape;
-  dkp::layers::KernelBlocks kb{tape.constant(K.submat(0, 0, P - 1, P - 1)),
-                               tape.constant(K.submat(0, P, P - 1, P + B - 1)),
-                               tape.constant(arma::ones(B, 1))};
+  dkp::layers::KernelBlocks kb = kernel_blocks(tape, K, P, B);
   dkp::layers::GigpParams gp{tape.constant(v), tape.constant(Lloc), tape.constant(0.4)};
   dkp::random::Stream n1(21), n2(21);
   arma::mat u_ref, m_ref;

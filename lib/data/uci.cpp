@@ -10,6 +10,7 @@
 
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/parse.hpp"
 
 namespace dkp::data {
 
@@ -63,17 +64,15 @@ double parse_double(std::string_view token, const fs::path& path, size_t line_no
   if (token.empty()) {
     throw DataError(fmt::format("{}:{}: field {} is empty", path.string(), line_no, field + 1));
   }
-  std::string tmp(token);
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(tmp.c_str(), &end);
-  if (end != tmp.c_str() + tmp.size() || errno == ERANGE) {
+  const auto parsed = util::parse_double(token);
+  if (!parsed) {
     throw DataError(fmt::format("{}:{}: field {} is '{}', expected a number", path.string(),
-                                line_no, field + 1, tmp));
+                                line_no, field + 1, token));
   }
+  const double v = *parsed;
   if (!std::isfinite(v)) {
     throw DataError(fmt::format("{}:{}: field {} is '{}', expected a finite number", path.string(),
-                                line_no, field + 1, tmp));
+                                line_no, field + 1, token));
   }
   return v;
 }

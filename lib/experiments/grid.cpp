@@ -17,6 +17,7 @@
 #include "models/factory.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/parse.hpp"
 #include "util/sha256.hpp"
 
 namespace dkp::experiments {
@@ -121,16 +122,6 @@ std::string format_lr_schedule(const std::vector<LrPoint>& schedule) {
 
 namespace {
 
-// The whole of `s` as a double (strtod, nothing left over, no range error; not necessarily
-// finite), or nothing.
-std::optional<double> whole_double(const std::string& s) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
-  return v;
-}
-
 // The whole of `s` as a base-10 integer (strtoll, nothing left over, in range), or nothing.
 std::optional<long long> whole_integer(const std::string& s) {
   char* end = nullptr;
@@ -181,7 +172,7 @@ std::vector<LrPoint> parse_lr_schedule(const std::string& text) {
                       "non-negative integer",
                       text, s));
     }
-    const auto lr = whole_double(l);
+    const auto lr = util::parse_double(l);
     if (!lr) {
       throw ConfigError(
           fmt::format("invalid learning-rate schedule '{}': '{}' is not a number", text, l));
@@ -248,7 +239,7 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     return v;
   };
   auto number = [](const std::string& key, const std::string& v) {
-    const auto d = whole_double(v);
+    const auto d = util::parse_double(v);
     if (!d || !std::isfinite(*d)) {
       throw DataError(fmt::format("run configuration: {}='{}' is not a number", key, v));
     }
@@ -551,7 +542,7 @@ class Parser {
   double get_positive_double(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar()) fail(n, key, "expected a number, got " + kind(n));
     const std::string& s = n.Scalar();
-    const auto parsed = whole_double(s);
+    const auto parsed = util::parse_double(s);
     if (!parsed || !std::isfinite(*parsed)) {
       fail(n, key, fmt::format("expected a number, got '{}'", s));
     }

@@ -15,6 +15,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "util/parse.hpp"
 
 namespace dkp::experiments {
 
@@ -45,16 +46,6 @@ YAML::Node load_json_object(const fs::path& file) {
   }
   if (!n.IsMap()) throw DataError(fmt::format("{}: expected a JSON object", file.string()));
   return n;
-}
-
-bool parse_number(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0' || errno == ERANGE) return false;
-  out = v;
-  return true;
 }
 
 std::string now_iso8601() {
@@ -93,8 +84,7 @@ std::map<std::string, double> read_result_values(const fs::path& result_json) {
     if (!it->first.IsScalar() || !it->second.IsScalar()) continue;
     // Quoted strings (e.g. "dataset": "boston") are not numbers; yaml-cpp tags them "!".
     if (it->second.Tag() == "!") continue;
-    double v;
-    if (parse_number(it->second.Scalar(), v)) out[it->first.Scalar()] = v;
+    if (const auto v = util::parse_double(it->second.Scalar())) out[it->first.Scalar()] = *v;
   }
   return out;
 }

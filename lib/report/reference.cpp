@@ -1,7 +1,6 @@
 #include "report/reference.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -11,6 +10,7 @@
 
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/parse.hpp"
 
 namespace dkp::report {
 
@@ -67,13 +67,11 @@ std::string csv_field(const std::string& s) {
 namespace {
 
 double parse_double(const std::string& s, const std::string& where, const std::string& col) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
+  const auto v = util::parse_double(s);
+  if (!v || !std::isfinite(*v)) {
     throw DataError(fmt::format("{}: column '{}' is '{}', expected a number", where, col, s));
   }
-  return v;
+  return *v;
 }
 
 int parse_int(const std::string& s, const std::string& where, const std::string& col) {

@@ -1,0 +1,23 @@
+#include "util/parse.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace dkp::util {
+
+std::optional<double> parse_double(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  const std::string tmp(s);  // strtod needs a terminated string
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(tmp.c_str(), &end);
+  if (end != tmp.c_str() + tmp.size()) return std::nullopt;
+  // ERANGE on underflow still gives the nearest (subnormal or zero) double; on overflow,
+  // +-HUGE_VAL.
+  if (errno == ERANGE && std::isinf(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace dkp::util

@@ -1,0 +1,33 @@
+// util::parse_double: the whole string or nothing.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "util/parse.hpp"
+
+using dkp::util::parse_double;
+
+TEST_CASE("parse_double takes the whole string as a number") {
+  CHECK(parse_double("1.5").value() == 1.5);
+  CHECK(parse_double("-2e-3").value() == -2e-3);
+  CHECK(parse_double("0x1.8p1").value() == 3.0);
+  CHECK(parse_double("0.1").value() == 0.1);  // the nearest double, as the compiler reads it
+  CHECK(parse_double("4.9406564584124654e-324").value() ==
+        std::numeric_limits<double>::denorm_min());  // underflow: the nearest subnormal
+  CHECK(parse_double("1e-400").value() == 0.0);
+  CHECK(std::isinf(parse_double("inf").value()));
+  CHECK(std::isnan(parse_double("nan").value()));
+}
+
+TEST_CASE("parse_double rejects empty, partial and out-of-range text") {
+  CHECK_FALSE(parse_double(""));
+  CHECK_FALSE(parse_double("1.5x"));
+  CHECK_FALSE(parse_double("1.5 "));
+  CHECK_FALSE(parse_double("abc"));
+  CHECK_FALSE(parse_double("1e999"));
+  CHECK_FALSE(parse_double("-1e999"));
+  // A view into a longer buffer stops at its own end.
+  const std::string_view longer = "2.25,7";
+  CHECK(parse_double(longer.substr(0, 4)).value() == 2.25);
+}

@@ -1,5 +1,6 @@
 // dkp run: train and evaluate one configuration (dataset, split, model) and write
-// manifest.json, checkpoint.bin, result.json (and optionally a predictions CSV) into --out.
+// manifest.json, checkpoint.bin, trace.csv, result.json (and optionally a predictions CSV) into
+// --out.
 #include <unistd.h>
 
 #include <chrono>
@@ -88,7 +89,11 @@ po::options_description run_options() {
     ("out", po::value<std::string>(), "run directory (default results/runs/adhoc/<dataset>/split<k>/<hash>)")
     ("predictions", po::value<std::string>(), "also write per-test-point predictions to this CSV")
     ("log-every", po::value<long>()->default_value(500), "progress line every N steps (0: never)")
-    ("checkpoint-every", po::value<long>()->default_value(1000), "checkpoint every N steps")
+    ("checkpoint-every", po::value<long>()->default_value(1000),
+     "checkpoint every N steps (0: only on SIGINT/SIGTERM)")
+    ("trace-every", po::value<long>()->default_value(10),
+     "trace.csv in --out: that step's ELBO estimate, E[log p], KL, KL weight and learning rate "
+     "every N steps and at the last (0: none)")
     ("force", "rerun from the start even when a result with the same configuration hash exists "
               "(discards a checkpoint in --out)");
   // clang-format on
@@ -171,6 +176,13 @@ int cmd_run(const std::vector<std::string>& args) {
     if (v <= 0) throw UsageError(fmt::format("--{} must be positive, got {}", name, v));
     return v;
   };
+  auto period = [&](const char* name) {  // every N steps, 0: never
+    const long v = vm[name].as<long>();
+    if (v < 0) throw UsageError(fmt::format("--{} must be >= 0, got {}", name, v));
+    return size_t(v);
+  };
+  const size_t log_every = period("log-every"), checkpoint_every = period("checkpoint-every"),
+               trace_every = period("trace-every");
 
   // The run's configuration, in the grid runner's terms (same hash as the grid cell).
   experiments::RunSpec spec;
@@ -304,9 +316,11 @@ int cmd_run(const std::vector<std::string>& args) {
   topt.samples = size_t(p.train_samples);
   topt.batch = size_t(p.batch);
   topt.threads = size_t(threads);
-  topt.log_every = size_t(std::max(0L, vm["log-every"].as<long>()));
-  topt.checkpoint_every = size_t(std::max(0L, vm["checkpoint-every"].as<long>()));
+  topt.log_every = log_every;
+  topt.checkpoint_every = checkpoint_every;
   topt.checkpoint_path = checkpoint_path;
+  topt.trace_every = trace_every;
+  topt.trace_path = out / "trace.csv";
   training::install_signal_handlers();
   auto progress = [](const training::StepInfo& s, const training::TrainOptions& o) {
     if (o.log_every == 0 || (s.step % o.log_every != 0 && s.step != o.steps)) return;

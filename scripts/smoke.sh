@@ -31,6 +31,7 @@ expect_rc 2 "$dkp" run --dataset yacht --model sgp --elbo-repeats 0 --out "$work
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof batch --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --trace-every -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior agw --stl maybe --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --stl off --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --a-prime-scale 0.1 --out "$work/bad"
@@ -46,6 +47,12 @@ nums() { grep -E '"(elbo|test_ll|test_rmse)"' "$1/result.json"; }
 [ "$(nums "$work/t2a" | wc -l)" = 3 ] || fail "--threads 2 run wrote no metrics"
 [ "$(nums "$work/t2a")" = "$(nums "$work/t2b")" ] || fail "--threads 2 runs differ"
 grep -q '"elbo_se"' "$work/t2a/result.json" || fail "result.json has no elbo_se"
+# The training trace: the header and a row for the last step (5 steps, a row every 10 and at the
+# last), the same for both runs.
+[ "$(head -n 1 "$work/t2a/trace.csv")" = "step,elbo,expected_loglik,kl,kl_weight,lr" ] &&
+  [ "$(tail -n +2 "$work/t2a/trace.csv" | cut -d, -f1 | tr '\n' ' ')" = "5 " ] ||
+  fail "trace.csv: $(cat "$work/t2a/trace.csv")"
+cmp -s "$work/t2a/trace.csv" "$work/t2b/trace.csv" || fail "--threads 2 runs' traces differ"
 grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
   fail "result.json has no learned noise variance under scalar_parameters"
 

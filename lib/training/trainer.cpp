@@ -12,7 +12,9 @@
 #include "training/adam.hpp"
 #include "training/checkpoint.hpp"
 #include "training/mc.hpp"
+#include "training/trace.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace dkp::training {
 
@@ -53,7 +55,26 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
   Adam adam;
   if (ck.step > 0) adam.set_state(ck.adam);
 
+  const bool tracing = opt.trace_every > 0 && !opt.trace_path.empty();
+  std::vector<TraceRow> trace;
+  if (tracing) {
+    const bool have = std::filesystem::exists(opt.trace_path);
+    if (ck.step > 0 && have) {
+      trace = parse_trace_csv(util::read_file(opt.trace_path), opt.trace_path.string());
+      std::erase_if(trace, [&](const TraceRow& r) { return r.step > ck.step; });
+    } else if (ck.step > 0) {
+      spdlog::warn("{} is missing: the trace lacks the steps before {}", opt.trace_path.string(),
+                   ck.step);
+    } else if (have) {
+      std::filesystem::remove(opt.trace_path);  // another run's; this one starts afresh
+    }
+  }
+  auto write_trace = [&] {
+    if (tracing) util::write_file_atomic(opt.trace_path, trace_csv(trace));
+  };
+
   auto save = [&](size_t step) {
+    write_trace();  // first: its rows never lag the checkpoint it goes with
     if (opt.checkpoint_path.empty()) return;
     ck.step = step;
     ck.adam = adam.state();
@@ -118,6 +139,8 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
     info.kl_weight = klw;
     info.lr = lr;
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (tracing && (info.step % opt.trace_every == 0 || info.step == opt.steps))
+      trace.push_back({info.step, elbo, e.expected_loglik, e.kl, klw, lr});
     if (progress) progress(info, opt);
     if (opt.checkpoint_every > 0 && info.step % opt.checkpoint_every == 0 && info.step < opt.steps)
       save(info.step);
@@ -129,7 +152,10 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
     }
   }
   // The final parameters, so that a finished run can be evaluated again without training.
-  if (ck.step < opt.steps) save(opt.steps);
+  if (ck.step < opt.steps)
+    save(opt.steps);
+  else
+    write_trace();
   report.params = ck.params;
   report.steps = opt.steps;
   report.last = info;

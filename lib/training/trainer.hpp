@@ -35,6 +35,8 @@ struct TrainOptions {
   size_t log_every = 500;                 ///< progress line period (0: never)
   size_t checkpoint_every = 1000;         ///< checkpoint period in steps (0: only on signals)
   std::filesystem::path checkpoint_path;  ///< empty: no checkpoints, no resume
+  size_t trace_every = 0;                 ///< trace row period in steps (0: no trace)
+  std::filesystem::path trace_path;       ///< trace CSV (training/trace.hpp); empty: no trace
 };
 
 /// Progress of one step, passed to the callback.
@@ -79,6 +81,11 @@ using ProgressFn = std::function<void(const StepInfo&, const TrainOptions&)>;
 
 /// Trains `model` on (X, y) and returns the final parameters. Resumes from
 /// options.checkpoint_path when it exists. Throws dkp::Error on a non-finite ELBO or gradient.
+///
+/// With a trace (trace_path set, trace_every > 0) a row is kept every trace_every steps and at the
+/// last step, and the CSV is written atomically before every checkpoint and at the end. A fresh
+/// run removes an old trace file; a resumed one keeps its rows up to the checkpoint's step (later
+/// rows, written before an interruption overtook the checkpoint, are recomputed).
 TrainReport train(const models::Model& model, const arma::mat& X, const arma::vec& y,
                   const TrainOptions& options, const random::Stream& run,
                   const ProgressFn& progress = {});

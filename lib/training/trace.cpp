@@ -1,0 +1,75 @@
+#include "training/trace.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+#include "util/parse.hpp"
+
+namespace dkp::training {
+
+std::string trace_csv(const std::vector<TraceRow>& rows) {
+  std::string out(kTraceHeader);
+  out += '\n';
+  for (const TraceRow& r : rows) {
+    // fmt's "{}" is the shortest text that reads back as the same double.
+    out += fmt::format("{},{},{},{},{},{}\n", r.step, r.elbo, r.expected_loglik, r.kl, r.kl_weight,
+                       r.lr);
+  }
+  return out;
+}
+
+std::vector<TraceRow> parse_trace_csv(std::string_view text, std::string_view where) {
+  std::vector<TraceRow> rows;
+  size_t line_no = 0;
+  bool header = true;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++line_no;
+    if (header) {
+      if (line != kTraceHeader) {
+        throw DataError(
+            fmt::format("{}:1: header is '{}', expected '{}'", where, line, kTraceHeader));
+      }
+      header = false;
+      continue;
+    }
+    std::vector<std::string_view> f;
+    for (size_t start = 0;;) {
+      const size_t comma = line.find(',', start);
+      f.push_back(line.substr(start, comma - start));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    if (f.size() != 6) {
+      throw DataError(
+          fmt::format("{}:{}: {} fields, expected 6 ({})", where, line_no, f.size(), kTraceHeader));
+    }
+    TraceRow r;
+    const auto [end, ec] = std::from_chars(f[0].data(), f[0].data() + f[0].size(), r.step);
+    if (ec != std::errc() || end != f[0].data() + f[0].size() || f[0].empty()) {
+      throw DataError(fmt::format("{}:{}: step is '{}', expected a count", where, line_no, f[0]));
+    }
+    double* dst[] = {&r.elbo, &r.expected_loglik, &r.kl, &r.kl_weight, &r.lr};
+    for (size_t k = 0; k < 5; ++k) {
+      const auto v = util::parse_double(f[k + 1]);
+      if (!v) {
+        throw DataError(fmt::format("{}:{}: field {} is '{}', expected a number", where, line_no,
+                                    k + 2, f[k + 1]));
+      }
+      *dst[k] = *v;
+    }
+    if (!rows.empty() && r.step <= rows.back().step) {
+      throw DataError(fmt::format("{}:{}: step {} does not follow step {}", where, line_no, r.step,
+                                  rows.back().step));
+    }
+    rows.push_back(r);
+  }
+  if (header) throw DataError(fmt::format("{}: empty trace (no header)", where));
+  return rows;
+}
+
+}  // namespace dkp::training

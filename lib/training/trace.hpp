@@ -1,0 +1,36 @@
+// The training trace: one CSV row every N steps with that step's per-datapoint ELBO estimate (KL
+// weight as annealed), its expected log-likelihood and KL terms, the KL weight and the learning
+// rate, for ELBO curves (dkp run writes it to <out>/trace.csv, --trace-every N).
+//
+// The rows hold only quantities fixed by (seed, step), never wall time or the progress line's
+// moving average, so a run resumed from a checkpoint writes the same file, byte for byte, as an
+// uninterrupted one. Numbers are the shortest decimal text that reads back as the same double.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dkp::training {
+
+struct TraceRow {
+  uint64_t step = 0;  ///< 1-based count of completed steps
+  double elbo = 0.0;  ///< that step's estimate, expected_loglik - kl_weight * kl
+  double expected_loglik = 0.0;
+  double kl = 0.0;
+  double kl_weight = 0.0;
+  double lr = 0.0;
+};
+
+/// The header line of the CSV (without the newline).
+inline constexpr std::string_view kTraceHeader = "step,elbo,expected_loglik,kl,kl_weight,lr";
+
+/// The CSV text: header, then one line per row.
+std::string trace_csv(const std::vector<TraceRow>& rows);
+
+/// Reads trace_csv's text back. Throws dkp::DataError naming `where` and the line on a wrong
+/// header, a wrong field count, a malformed number or steps that do not increase.
+std::vector<TraceRow> parse_trace_csv(std::string_view text, std::string_view where);
+
+}  // namespace dkp::training

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -112,6 +113,19 @@ CellStatus cell_status(const RunSpec& spec, const fs::path& results_root) {
   }
   if (fs::exists(dir / "checkpoint.bin", ec) || fs::exists(dir / "manifest.json", ec)) {
     st.state = CellState::running;
+    // How far it has got (or had got, if it was stopped): its training trace's last row.
+    if (fs::exists(dir / "trace.csv", ec)) {
+      try {
+        const auto rows =
+            training::parse_trace_csv(util::read_file(dir / "trace.csv"), "trace.csv");
+        if (!rows.empty()) {
+          st.detail =
+              fmt::format("step {} of {} (trace.csv)", rows.back().step, spec.protocol.steps);
+        }
+      } catch (const DataError& e) {
+        st.detail = e.what();
+      }
+    }
     return st;
   }
   st.state = CellState::missing;

@@ -10,12 +10,14 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/grid.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "test_support.hpp"
+#include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -83,6 +85,15 @@ TEST_CASE("cell states come from the run directory") {
   CHECK(cell_status(c, root).state == CellState::missing);
   dkp::util::write_file_atomic(c.run_dir(root) / "manifest.json", "{}");
   CHECK(cell_status(c, root).state == CellState::running);
+  CHECK(cell_status(c, root).detail.empty());
+  // Its progress from the training trace's last row; a malformed trace is named, not fatal.
+  dkp::training::TraceRow r;
+  r.step = 30;
+  dkp::util::write_file_atomic(c.run_dir(root) / "trace.csv", dkp::training::trace_csv({r}));
+  CHECK(cell_status(c, root).detail == fmt::format("step 30 of {} (trace.csv)", c.protocol.steps));
+  dkp::util::write_file_atomic(c.run_dir(root) / "trace.csv", "nonsense\n");
+  CHECK(cell_status(c, root).state == CellState::running);
+  CHECK(cell_status(c, root).detail.find("trace.csv:1: header") != std::string::npos);
   dkp::util::write_file_atomic(c.run_dir(root) / "error.json", "{\"reason\": \"exit code 3\"}");
   CHECK(cell_status(c, root).state == CellState::failed);
   CHECK(cell_status(c, root).detail == "exit code 3");

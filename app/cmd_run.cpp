@@ -3,6 +3,7 @@
 // --out.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -20,6 +21,7 @@
 #include "eval/metrics.hpp"
 #include "experiments/grid.hpp"
 #include "experiments/store.hpp"
+#include "linalg/chol.hpp"
 #include "models/factory.hpp"
 #include "run_setup.hpp"
 #include "runtime.hpp"
@@ -361,6 +363,28 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   // The learned scalar parameters (noise variance, kernel heights and lengthscales, the DIWP's
   // delta and gamma, ...), unconstrained as the model holds them (log_ in the name: a log).
+  // Cholesky factorisations and their jitter events (DESIGN.md section 4), by phase.
+  util::Json chol = util::Json::object();
+  auto chol_json = [](const linalg::CholStats& c) {
+    util::Json j = util::Json::object();
+    j.set("factorisations", (unsigned long long)c.factorisations)
+        .set("jittered", (unsigned long long)c.jittered)
+        .set("retries", (unsigned long long)c.retries)
+        .set("max_jitter_rel", c.max_jitter_rel);
+    return j;
+  };
+  chol.set("train", chol_json(tr.chol))
+      .set("final_elbo", chol_json(er.chol))
+      .set("predict", chol_json(pred.chol));
+  const size_t jittered = tr.chol.jittered + er.chol.jittered + pred.chol.jittered;
+  if (jittered > 0) {
+    spdlog::warn(
+        "{} of {} Cholesky factorisations needed jitter (training {}, final ELBO {}, prediction "
+        "{}; largest relative jitter {:.1e}): see result.json 'cholesky'",
+        jittered, tr.chol.factorisations + er.chol.factorisations + pred.chol.factorisations,
+        tr.chol.jittered, er.chol.jittered, pred.chol.jittered,
+        std::max({tr.chol.max_jitter_rel, er.chol.max_jitter_rel, pred.chol.max_jitter_rel}));
+  }
   util::Json scalars = util::Json::object();
   for (const auto& [name, value] : tr.params)
     if (value.n_elem == 1) scalars.set(name, value(0, 0));
@@ -395,6 +419,7 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("resumed_from_step", (unsigned long)tr.resumed_from)
       .set("git_sha", git_sha())
       .set("finished", now_iso())
+      .set("cholesky", std::move(chol))
       .set("scalar_parameters", std::move(scalars));
   util::write_file_atomic(result_path, result.dump());
   spdlog::info(

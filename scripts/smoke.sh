@@ -112,6 +112,14 @@ jobs=$(nproc 2>/dev/null || echo 1)
 grep -q "failed 0" "$work/run1" || { tail -30 "$work/run1" >&2; fail "smoke grid had failed cells"; }
 cells=$(grep -o 'computed [0-9]*' "$work/run1" | tail -1 | cut -d' ' -f2)
 [ "${cells:-0}" -gt 0 ] || fail "smoke grid computed no cells"
+# Every model counts its Cholesky factorisations (and jitter events) in training, the final ELBO
+# and prediction.
+for r in $(find "$work/runs" -name result.json); do
+  for phase in train final_elbo predict; do
+    tr -d ' \n' <"$r" | grep -Eq "\"$phase\":\{\"factorisations\":[1-9][0-9]*,\"jittered\":[0-9]+" ||
+      fail "$r: no Cholesky count for $phase"
+  done
+done
 # A second run reuses every result (config hashes match).
 "$dkp" grid run experiments/smoke.yaml --results "$work/runs" --quiet >"$work/run2" 2>&1 \
   || fail "second dkp grid run"

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 namespace dkp::test {
 
 /// Master seed of this test process (from $DKP_TEST_SEED, printed at start-up).
@@ -17,5 +19,12 @@ std::filesystem::path shared_data_root();
 
 /// A fresh, empty temporary directory for one test (removed at process exit is not guaranteed).
 std::filesystem::path temp_dir(const std::string& name);
+
+/// Silences the expected warnings (jitter retries, ...) of one test: errors only while it lives.
+struct QuietLog {
+  spdlog::level::level_enum old = spdlog::get_level();
+  QuietLog() { spdlog::set_level(spdlog::level::err); }
+  ~QuietLog() { spdlog::set_level(old); }
+};
 
 }  // namespace dkp::test

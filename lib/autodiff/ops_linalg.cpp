@@ -47,6 +47,11 @@ double jitter_coef(const linalg::CholResult& r, arma::uword n) {
 }
 
 // In place: S <- sym(S) + jc tr(S) I, the symmetric adjoint w.r.t. A of an adjoint S w.r.t.
+// The caller's counters, or else the tape's (Tape::chol_stats).
+linalg::CholStats* stats_sink(const Var& A, linalg::CholStats* stats) {
+  return stats ? stats : &A.tape().chol_stats();
+}
+
 // A + c(A) I.
 void symmetrise_with_jitter(arma::mat& S, double jc) {
   linalg::symmetric_sum_inplace(S, 0.5);
@@ -58,7 +63,7 @@ void symmetrise_with_jitter(arma::mat& S, double jc) {
 Var cholesky(const Var& A, const char* where, const linalg::JitterPolicy& policy,
              linalg::CholStats* stats) {
   check_square(A, "cholesky", where);
-  linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats);
+  linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats_sink(A, stats));
   const double jc = jitter_coef(r, A.n_rows());
   return A.tape().record(std::move(r.L), {A}, [A, jc](Node* out) {
     return [A, jc, out] {
@@ -135,7 +140,7 @@ Var logdet_chol(const Var& L) {
 Var spd_inverse(const Var& A, const char* where, const linalg::JitterPolicy& policy,
                 linalg::CholStats* stats) {
   check_square(A, "spd_inverse", where);
-  const linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats);
+  const linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats_sink(A, stats));
   const double jc = jitter_coef(r, A.n_rows());
   return A.tape().record(linalg::chol_inverse(r.L), {A}, [A, jc](Node* out) {
     return [A, jc, out] {
@@ -155,7 +160,7 @@ Var spd_solve(const Var& A, const Var& B, const char* where, const linalg::Jitte
     throw Error(fmt::format("autodiff::spd_solve ('{}'): {}x{} matrix and {}x{} right-hand side",
                             where, A.n_rows(), A.n_cols(), B.n_rows(), B.n_cols()));
   }
-  linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats);
+  linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats_sink(A, stats));
   const double jc = jitter_coef(r, A.n_rows());
   arma::mat X = linalg::chol_solve(r.L, B.val());
   return A.tape().record(std::move(X), {A, B}, [A, B, jc, L = std::move(r.L)](Node* out) mutable {
@@ -175,7 +180,7 @@ Var spd_solve(const Var& A, const Var& B, const char* where, const linalg::Jitte
 Var logdet_spd(const Var& A, const char* where, const linalg::JitterPolicy& policy,
                linalg::CholStats* stats) {
   check_square(A, "logdet_spd", where);
-  linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats);
+  linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats_sink(A, stats));
   const double jc = jitter_coef(r, A.n_rows());
   const double v = linalg::logdet_chol(r.L);
   return A.tape().record(arma::mat(1, 1, arma::fill::value(v)), {A},

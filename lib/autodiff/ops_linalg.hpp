@@ -10,7 +10,7 @@
 // Jitter. When linalg::chol needed jitter, the factor is that of A + c I with
 // c = r tr(A) / n (r from the JitterPolicy schedule). The adjoints are exact for that map:
 // Abar = Cbar + (r / n) tr(Cbar) I, where Cbar is the adjoint w.r.t. A + c I. Jitter events are
-// counted in the caller's CholStats.
+// counted in the CholStats the caller passes, or else in the tape's (Tape::chol_stats).
 #pragma once
 
 #include "autodiff/tape.hpp"

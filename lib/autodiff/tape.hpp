@@ -21,6 +21,8 @@
 #include <string>
 #include <utility>
 
+#include "linalg/chol.hpp"
+
 namespace dkp::autodiff {
 
 class Tape;
@@ -119,8 +121,15 @@ class Tape {
   void clear() { nodes_.clear(); }
   size_t size() const { return nodes_.size(); }
 
+  /// The Cholesky factorisations of this tape's ops (autodiff/ops_linalg.hpp) that were not given
+  /// a CholStats of their own: how many, how many needed jitter and how much (DESIGN.md: runs
+  /// count jitter events in their metrics; training/mc.hpp collects them per evaluation).
+  linalg::CholStats& chol_stats() { return chol_stats_; }
+  const linalg::CholStats& chol_stats() const { return chol_stats_; }
+
  private:
   std::deque<Node> nodes_;
+  linalg::CholStats chol_stats_;
 };
 
 /// Adds `g` into the adjoint of `v` if `v` needs a gradient. The first contribution is copied

@@ -313,7 +313,7 @@ namespace {
 
 // C = L_K^T L (triangular multiply), M = C^T C + I (symmetric rank-k update, lower triangle),
 // Lm = chol(M) and a = L^T v, for a given L_K.
-void plain_factors(GigpPlain& g, const arma::mat& L, const arma::mat& v) {
+void plain_factors(GigpPlain& g, const arma::mat& L, const arma::mat& v, linalg::CholStats* stats) {
   const int P = int(g.Lk.n_rows);
   g.C = L;
   if (P > 0) {
@@ -327,7 +327,7 @@ void plain_factors(GigpPlain& g, const arma::mat& L, const arma::mat& v) {
   }
   M = arma::symmatl(M);
   M.diag() += 1.0;
-  g.Lm = linalg::chol(M, "gigp L^T K L + I");
+  g.Lm = linalg::chol(M, "gigp L^T K L + I", {}, stats);
   g.a = L.t() * v;
 }
 
@@ -361,10 +361,10 @@ void plain_outputs(const GigpPlain& g, arma::mat w, arma::mat* u, arma::mat& f_m
 }  // namespace
 
 GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const arma::vec& ktt,
-                             const arma::mat& L, const arma::mat& v) {
+                             const arma::mat& L, const arma::mat& v, linalg::CholStats* stats) {
   GigpPlain g;
-  g.Lk = linalg::chol(Kii, "gigp K_ii");
-  plain_factors(g, L, v);
+  g.Lk = linalg::chol(Kii, "gigp K_ii", {}, stats);
+  plain_factors(g, L, v, stats);
   g.A = linalg::solve_lower(g.Lk, Kit);
   g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
   return g;
@@ -378,19 +378,20 @@ void gigp_finish_plain(const GigpPlain& g, const arma::mat& eps1, const arma::ma
 arma::vec gigp_forward_per_output_plain(const arma::mat& Kii, const arma::mat& Kit,
                                         const arma::vec& ktt, const std::vector<arma::mat>& Ls,
                                         const arma::mat& v, const arma::mat& eps1,
-                                        const arma::mat& eps2, arma::mat* u, arma::mat& f_mean) {
+                                        const arma::mat& eps2, arma::mat* u, arma::mat& f_mean,
+                                        linalg::CholStats* stats) {
   const arma::uword W = v.n_cols, S = W > 0 ? eps1.n_cols / W : 0;
   if (Ls.size() != W) {
     throw Error(fmt::format("gigp per-output precision: {} factors for {} columns", Ls.size(), W));
   }
   // K_ii's factor, A and f_var once; C, Lm and a per column.
   GigpPlain g;
-  g.Lk = linalg::chol(Kii, "gigp K_ii");
+  g.Lk = linalg::chol(Kii, "gigp K_ii", {}, stats);
   g.A = linalg::solve_lower(g.Lk, Kit);
   g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
   arma::mat w(Kii.n_rows, W * S, arma::fill::none);
   for (arma::uword c = 0; c < W; ++c) {
-    plain_factors(g, Ls[c], v.col(c));
+    plain_factors(g, Ls[c], v.col(c), stats);
     const arma::uvec idx = sample_columns(c, W, S);
     w.cols(idx) = plain_whiten(g, eps1.cols(idx), eps2.cols(idx));
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "autodiff/tape.hpp"
+#include "linalg/chol.hpp"
 #include "random/stream.hpp"
 
 namespace dkp::layers {
@@ -135,9 +136,10 @@ struct GigpPlain {
 };
 
 /// K_ii (P x P), K_it (P x B) and diag K_tt (B); L is the precision factor, v the
-/// pseudo-targets (P x W).
+/// pseudo-targets (P x W). The factorisations are counted in `stats` (when not null).
 GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const arma::vec& ktt,
-                             const arma::mat& L, const arma::mat& v);
+                             const arma::mat& L, const arma::mat& v,
+                             linalg::CholStats* stats = nullptr);
 
 /// Samples from stacked noise as gigp_finish (P x W S each); writes u when `u` is not null and
 /// f_mean (B x W S).
@@ -145,10 +147,11 @@ void gigp_finish_plain(const GigpPlain& g, const arma::mat& eps1, const arma::ma
                        arma::mat* u, arma::mat& f_mean);
 
 /// gigp_forward_per_output in plain values: Ls[c] is column c's precision factor. Writes u when
-/// `u` is not null and f_mean (B x W S); returns f_var.
+/// `u` is not null and f_mean (B x W S); returns f_var. Factorisations counted as above.
 arma::vec gigp_forward_per_output_plain(const arma::mat& Kii, const arma::mat& Kit,
                                         const arma::vec& ktt, const std::vector<arma::mat>& Ls,
                                         const arma::mat& v, const arma::mat& eps1,
-                                        const arma::mat& eps2, arma::mat* u, arma::mat& f_mean);
+                                        const arma::mat& eps2, arma::mat* u, arma::mat& f_mean,
+                                        linalg::CholStats* stats = nullptr);
 
 }  // namespace dkp::layers

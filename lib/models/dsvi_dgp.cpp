@@ -180,6 +180,7 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
     const layers::Marginals f = propagate(states, X, s0, sb, rng);
     p.mean.cols(s0, s0 + sb - 1) = arma::reshape(f.mean.val(), n, sb);
     p.var.cols(s0, s0 + sb - 1) = arma::reshape(f.var.val(), n, sb) + noise;
+    p.chol.merge(tape.chol_stats());
   }
   return p;
 }

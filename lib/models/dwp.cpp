@@ -290,7 +290,9 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
     const SampleOut o = forward(p, sh, k, tape.constant(X), rng, nullptr);
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
+    pred.chol.merge(tape.chol_stats());
   }
+  pred.chol.merge(shared_tape.chol_stats());
   return pred;
 }
 

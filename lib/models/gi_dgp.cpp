@@ -247,10 +247,10 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
     const auto [Kii, Kit] = prepare(l, Fi, Ft);
     if (per_output(l)) {
       return layers::gigp_forward_per_output_plain(Kii, Kit, ly.h * ktt_ones, ly.Ls, *ly.v, eps1,
-                                                   eps2, u, f_mean);
+                                                   eps2, u, f_mean, &pred.chol);
     }
     const layers::GigpPlain g =
-        layers::gigp_prepare_plain(Kii, Kit, ly.h * ktt_ones, ly.Ls[0], *ly.v);
+        layers::gigp_prepare_plain(Kii, Kit, ly.h * ktt_ones, ly.Ls[0], *ly.v, &pred.chol);
     layers::gigp_finish_plain(g, eps1, eps2, u, f_mean);
     return g.f_var;
   };

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "autodiff/tape.hpp"
+#include "linalg/chol.hpp"
 #include "random/stream.hpp"
 
 namespace dkp::models {
@@ -41,6 +42,7 @@ struct ElboEstimate {
 struct Predictive {
   arma::mat mean;
   arma::mat var;
+  linalg::CholStats chol;  ///< the prediction's Cholesky factorisations (jitter events)
 };
 
 class Model {

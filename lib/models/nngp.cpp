@@ -164,6 +164,8 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
   }
+  pred.chol.merge(shared_tape.chol_stats());
+  pred.chol.merge(tape.chol_stats());
   return pred;
 }
 

@@ -77,6 +77,7 @@ Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t 
     const layers::Marginals f = layer_.marginals(st, tape.constant(X.rows(s0, s1)));
     p.mean.rows(s0, s1).each_col() = f.mean.val().col(0);
     p.var.rows(s0, s1).each_col() = f.var.val().col(0) + noise;
+    p.chol.merge(tape.chol_stats());
   }
   return p;
 }

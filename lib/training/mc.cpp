@@ -131,6 +131,7 @@ ElboGradient one_group(const models::Model& model, const models::ParamMap& param
     tape.backward(e.elbo);
     for (const auto& [name, v] : vars) out.grad.emplace(name, v.grad());
   }
+  out.chol = tape.chol_stats();
   return out;
 }
 
@@ -154,6 +155,7 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
     out.elbo += w * parts[g].elbo;
     out.expected_loglik += w * parts[g].expected_loglik;
     out.kl += w * parts[g].kl;
+    out.chol.merge(parts[g].chol);
     if (parts[g].grad.empty()) continue;  // non-finite ELBO: the caller stops on it
     for (auto& [name, gr] : parts[g].grad) {
       auto it = out.grad.find(name);
@@ -189,6 +191,7 @@ models::Predictive predict(const models::Model& model, const models::ParamMap& p
     }
     out.mean.cols(col, col + sizes[g] - 1) = parts[g].mean;
     out.var.cols(col, col + sizes[g] - 1) = parts[g].var;
+    out.chol.merge(parts[g].chol);
     col += sizes[g];
   }
   return out;

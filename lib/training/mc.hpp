@@ -36,7 +36,8 @@ struct ElboGradient {
   double elbo = 0.0;
   double expected_loglik = 0.0;  ///< as models::ElboEstimate
   double kl = 0.0;
-  models::ParamMap grad;  ///< d elbo / d parameter (empty unless with_grad)
+  models::ParamMap grad;   ///< d elbo / d parameter (empty unless with_grad)
+  linalg::CholStats chol;  ///< the evaluation's Cholesky factorisations (all groups' tapes)
 };
 
 /// model.elbo(params, X, y, n_train, samples, kl_weight, noise) (and its gradient) with the

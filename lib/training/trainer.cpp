@@ -110,6 +110,7 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
     const ElboGradient e = elbo_gradient(model, ck.params, Xb, yb, double(N), opt.samples, klw,
                                          noise, opt.threads, /*with_grad=*/true);
     const double elbo = e.elbo;
+    report.chol.merge(e.chol);
     if (!std::isfinite(elbo)) {
       save(step);
       throw Error(
@@ -172,7 +173,7 @@ namespace dkp::training {
 
 double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
                      const arma::vec& y, size_t samples, random::Stream& rng, size_t threads,
-                     size_t chunk) {
+                     size_t chunk, linalg::CholStats* chol) {
   const size_t N = X.n_rows;
   double ell = 0.0, kl = 0.0;
   size_t chunks = 0;
@@ -186,6 +187,7 @@ double estimate_elbo(const models::Model& model, const models::ParamMap& params,
                                          double(N), samples, 1.0, s, threads, /*with_grad=*/false);
     ell += e.expected_loglik * double(end - start + 1) / double(N);
     kl += e.kl;
+    if (chol) chol->merge(e.chol);
   }
   return ell - kl / double(chunks);
 }
@@ -196,11 +198,11 @@ ElboRepeats estimate_elbo_repeated(const models::Model& model, const models::Par
                                    std::string_view purpose, size_t threads) {
   if (repeats == 0) throw ConfigError("estimate_elbo_repeated: needs at least one repeat");
   arma::vec e(repeats);
+  ElboRepeats out;
   for (size_t r = 0; r < repeats; ++r) {
     random::Stream rng = parent.child(purpose, r);
-    e[r] = estimate_elbo(model, params, X, y, samples, rng, threads);
+    e[r] = estimate_elbo(model, params, X, y, samples, rng, threads, kElboChunk, &out.chol);
   }
-  ElboRepeats out;
   out.first = e[0];
   out.mean = arma::mean(e);
   out.se = repeats > 1 ? arma::stddev(e) / std::sqrt(double(repeats)) : 0.0;

@@ -64,6 +64,7 @@ struct TrainReport {
   double train_seconds = 0.0;  ///< wall time of the steps done in this process
   double seconds_per_step = 0.0;
   StepInfo last;
+  linalg::CholStats chol;  ///< Cholesky factorisations of the steps done in this process
 };
 
 /// Set by the SIGINT/SIGTERM handler installed by install_signal_handlers(); the loop then writes a
@@ -94,12 +95,15 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
 
 namespace dkp::training {
 
+/// Default chunk of estimate_elbo: at most this many training points per evaluation.
+inline constexpr size_t kElboChunk = 10000;
+
 /// Per-datapoint ELBO (KL weight 1) on the whole training set, evaluated in chunks of at most
 /// `chunk` points: sum_c (n_c / N) E log p(y_c | f) - mean_c KL_c, the samples of each chunk split
-/// over `threads` threads (mc.hpp).
+/// over `threads` threads (mc.hpp). Its Cholesky factorisations are added to `chol` (if given).
 double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
                      const arma::vec& y, size_t samples, random::Stream& rng, size_t threads = 1,
-                     size_t chunk = 10000);
+                     size_t chunk = kElboChunk, linalg::CholStats* chol = nullptr);
 
 /// R independent estimate_elbo estimates of the same parameters, to tell the Monte Carlo error of
 /// a final ELBO: estimate r draws from parent.child(purpose, r), so estimate 0 is exactly the one
@@ -109,6 +113,7 @@ struct ElboRepeats {
   double mean = 0.0;   ///< mean of the R estimates
   double se = 0.0;     ///< standard error of that mean, sd / sqrt(R) (sd with R - 1); 0 when R = 1
   size_t repeats = 0;  ///< R
+  linalg::CholStats chol;  ///< the R estimates' Cholesky factorisations
 };
 
 /// Throws ConfigError when repeats is 0.

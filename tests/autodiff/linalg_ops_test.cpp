@@ -21,6 +21,8 @@ using ad::Var;
 using dkp::test::contract;
 using dkp::test::randm;
 
+using dkp::test::QuietLog;
+
 namespace {
 
 void expect_grad(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs,
@@ -60,12 +62,6 @@ arma::mat random_factor(arma::uword n) {
   T.diag() = randm(n, 1, 1.5, 2.5);
   return T;
 }
-
-struct QuietLog {
-  spdlog::level::level_enum old = spdlog::get_level();
-  QuietLog() { spdlog::set_level(spdlog::level::err); }
-  ~QuietLog() { spdlog::set_level(old); }
-};
 
 }  // namespace
 
@@ -272,4 +268,35 @@ TEST_CASE("cholesky counts factorisations in the caller's stats") {
   ad::logdet_spd(A, "c", {}, &stats);
   CHECK(stats.factorisations == 3);
   CHECK(stats.jittered == 0);
+}
+
+TEST_CASE("a tape counts its ops' factorisations and jitter events unless given a CholStats") {
+  QuietLog quiet;
+  Tape tape;
+  const arma::mat B = randm(5, 2);
+  const Var good = tape.constant(B * B.t() + arma::eye(5, 5));
+  const Var singular = tape.constant(B * B.t() - 1e-9 * arma::eye(5, 5));
+  const Var R = tape.constant(randm(5, 3));
+  ad::cholesky(good, "good");
+  CHECK(tape.chol_stats().factorisations == 1);
+  CHECK(tape.chol_stats().jittered == 0);
+  ad::cholesky(singular, "singular");
+  ad::logdet_spd(singular, "ld");
+  ad::spd_solve(singular, R, "solve");
+  ad::spd_inverse(singular, "inv");
+  const la::CholStats& t = tape.chol_stats();
+  CHECK(t.factorisations == 5);
+  CHECK(t.jittered == 4);
+  CHECK(t.retries >= 4);
+  CHECK(t.max_jitter_rel > 0.0);
+  // An op given its own counters leaves the tape's alone.
+  la::CholStats own;
+  ad::cholesky(singular, "own", {}, &own);
+  ad::spd_solve(good, R, "own solve", {}, &own);
+  CHECK(own.factorisations == 2);
+  CHECK(own.jittered == 1);
+  CHECK(tape.chol_stats().factorisations == 5);
+  // clear() drops the nodes, not the counts.
+  tape.clear();
+  CHECK(tape.chol_stats().factorisations == 5);
 }

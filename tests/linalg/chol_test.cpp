@@ -16,14 +16,9 @@
 
 namespace la = dkp::linalg;
 
-namespace {
+using dkp::test::QuietLog;
 
-// Silences the expected jitter warnings of one test.
-struct QuietLog {
-  spdlog::level::level_enum old = spdlog::get_level();
-  QuietLog() { spdlog::set_level(spdlog::level::err); }
-  ~QuietLog() { spdlog::set_level(old); }
-};
+namespace {
 
 // Captures what the default logger writes during one test.
 struct LogCapture {

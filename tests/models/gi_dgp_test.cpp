@@ -242,8 +242,11 @@ TEST_CASE("GIGP layer: stacked samples (gigp_finish) equal sample-by-sample gigp
   CHECK(o.logpq.scalar() == doctest::Approx(logpq_ref).epsilon(1e-10));
   // The plain (no tape) evaluation gives the same samples.
   const arma::mat L = Lloc * std::exp(0.4) / arma::mean(Lloc.diag());
+  dkp::linalg::CholStats stats;
   const auto gpl = dkp::layers::gigp_prepare_plain(
-      K.submat(0, 0, P - 1, P - 1), K.submat(0, P, P - 1, P + B - 1), arma::ones(B), L, v);
+      K.submat(0, 0, P - 1, P - 1), K.submat(0, P, P - 1, P + B - 1), arma::ones(B), L, v, &stats);
+  CHECK(stats.factorisations == 2);  // K_ii and M = C^T C + I
+  CHECK(stats.jittered == 0);
   arma::mat u_pl, m_pl;
   dkp::layers::gigp_finish_plain(gpl, e1, e2, &u_pl, m_pl);
   CHECK(arma::approx_equal(u_pl, u_ref, "absdiff", 1e-8));
@@ -392,4 +395,29 @@ TEST_CASE("sample_outputs: f_mean + sqrt(f_var) % noise, value and gradients of 
   CHECK_THROWS_AS(dkp::layers::sample_outputs({{}, tape.constant(fm), tape.constant(fv), {}},
                                               arma::mat(B, W + 1, arma::fill::zeros)),
                   dkp::Error);
+}
+
+TEST_CASE("the plain (prediction) layers count their factorisations and jitter events") {
+  // K_ii = B B^T - 1e-9 I (rank 3 minus a little): always needs jitter (see the autodiff tests).
+  const size_t P = 6, Bn = 4, W = 2, S = 2;
+  dkp::random::Stream s(dkp::test::seed() + 12);
+  const arma::mat F = dkp::random::normal_matrix(s, P, 3);
+  const arma::mat Kii = F * F.t() - 1e-9 * arma::eye(P, P);
+  const arma::mat Kit = dkp::random::normal_matrix(s, P, Bn);
+  const arma::mat v = dkp::random::normal_matrix(s, P, W);
+  dkp::test::QuietLog quiet;
+  dkp::linalg::CholStats one;
+  dkp::layers::gigp_prepare_plain(Kii, Kit, arma::ones(Bn), arma::eye(P, P), v, &one);
+  CHECK(one.factorisations == 2);
+  CHECK(one.jittered == 1);
+  CHECK(one.retries >= 1);
+  CHECK(one.max_jitter_rel > 0.0);
+  dkp::linalg::CholStats per;
+  arma::mat f_mean;
+  dkp::layers::gigp_forward_per_output_plain(
+      Kii, Kit, arma::ones(Bn), {arma::eye(P, P), arma::eye(P, P)}, v,
+      dkp::random::normal_matrix(s, P, W * S), dkp::random::normal_matrix(s, P, W * S), nullptr,
+      f_mean, &per);
+  CHECK(per.factorisations == 1 + W);  // K_ii once, M per column
+  CHECK(per.jittered == 1);
 }

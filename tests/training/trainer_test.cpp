@@ -300,3 +300,52 @@ TEST_CASE(
   const auto c = tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 2, 120, parent, "c");
   CHECK(c.se < a.se);
 }
+
+TEST_CASE("an evaluation's Cholesky counts are its tapes', summed over the sample groups") {
+  Fixture f;
+  const auto& params = f.model->initial_parameters();
+  const size_t S = 4;
+  // One model.elbo call on its own tape, as one group evaluates it.
+  auto on_tape = [&](size_t samples, dkp::random::Stream& noise) {
+    dkp::autodiff::Tape tape;
+    const auto vars = dkp::models::to_vars(tape, params, true);
+    f.model->elbo(vars, f.X, f.y, 40.0, samples, 1.0, noise);
+    return tape.chol_stats().factorisations;
+  };
+  dkp::random::Stream n1(3), m1(3);
+  const auto one = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, S, 1.0, n1, 1, true);
+  CHECK(one.chol.factorisations > 0);
+  CHECK(one.chol.factorisations == on_tape(S, m1));
+  dkp::random::Stream n2(3);
+  const auto two = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, S, 1.0, n2, 2, true);
+  dkp::random::Stream parent(3);
+  size_t want = 0;
+  for (size_t g = 0; g < 2; ++g) {
+    dkp::random::Stream s = parent.child("sample-group", g);
+    want += on_tape(S / 2, s);
+  }
+  CHECK(two.chol.factorisations == want);
+  CHECK(two.chol.factorisations > one.chol.factorisations);  // the shared layer once per group
+
+  // Predictions likewise, and training sums its steps (the count of a step does not depend on
+  // the parameters here).
+  dkp::random::Stream p1(5), p2(5);
+  const auto pred = tr::predict(*f.model, params, f.X, S, p1, 2);
+  size_t pred_want = 0;
+  for (size_t g = 0; g < 2; ++g) {
+    dkp::random::Stream s = p2.child("sample-group", g);
+    pred_want += f.model->predict(params, f.X, S / 2, s).chol.factorisations;
+  }
+  CHECK(pred.chol.factorisations == pred_want);
+  CHECK(pred_want > 0);
+  auto opt = options(9);
+  opt.samples = S;
+  opt.batch = 0;
+  const auto rep = tr::train(*f.model, f.X, f.y, opt, dkp::random::Stream(2));
+  CHECK(rep.chol.factorisations == 9 * one.chol.factorisations);
+  CHECK(rep.chol.jittered == 0);
+  // The final ELBO's repeats add theirs.
+  const auto er =
+      tr::estimate_elbo_repeated(*f.model, params, f.X, f.y, S, 3, dkp::random::Stream(6), "e");
+  CHECK(er.chol.factorisations == 3 * one.chol.factorisations);
+}

@@ -17,7 +17,6 @@
 #include "distributions/bench.hpp"
 #include "linalg/bench.hpp"
 #include "models/factory.hpp"
-#include "runtime.hpp"
 #include "training/mc.hpp"
 #include "util/error.hpp"
 

@@ -24,7 +24,6 @@
 #include "linalg/chol.hpp"
 #include "models/factory.hpp"
 #include "run_setup.hpp"
-#include "runtime.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
 #include "util/error.hpp"

@@ -8,9 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
-#include "runtime.hpp"
 #include "util/blas_threads.hpp"
 #include "util/error.hpp"
+#include "util/process.hpp"
 #include "util/version.hpp"
 
 namespace dkp::cli {
@@ -81,7 +81,7 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 
 int main(int argc, char** argv) {
   using namespace dkp::cli;
-  tune_allocator();
+  dkp::util::tune_allocator();
   dkp::util::set_blas_threads(1);
   auto logger = spdlog::stderr_color_mt("dkp");
   spdlog::set_default_logger(logger);

@@ -105,6 +105,21 @@ expect_rc 2 "$dkp" run --dataset yacht --split 1 --model sgp --steps 30 --checkp
   --force --quiet >/dev/null || fail "--force over another configuration's checkpoint"
 grep -Eq '"resumed_from_step": ?0[,}]' "$ck/result.json" || fail "--force did not start afresh"
 
+# The library example (examples/train_predict.cpp) gives the numbers of the dkp run it mirrors.
+example="$(dirname "$dkp")/dkp_example"
+if [ -x "$example" ]; then
+  "$example" 20 >"$work/example.out" 2>&1 || fail "dkp_example: $(cat "$work/example.out")"
+  "$dkp" run --dataset yacht --split 0 --model dwp --posterior agw --depth 2 --steps 20 \
+    --lr-schedule 0:0.01,10:0.001 --kl-anneal 1 --test-samples 100 --quiet \
+    --out "$work/example-run" >/dev/null || fail "dkp run (the example's twin)"
+  want=$(grep -Eo '"test_ll": ?[^,}]+' "$work/example-run/result.json" | grep -Eo -- '-?[0-9][0-9.e+-]*$')
+  got=$(grep -Eo 'test_ll -?[0-9][0-9.e+-]*' "$work/example.out" | cut -d' ' -f2)
+  [ -n "$want" ] && [ "$(awk -v a="$want" -v b="$got" 'BEGIN { print (a == b) }')" = 1 ] ||
+    fail "dkp_example gives test_ll '$got', dkp run '$want'"
+else
+  fail "no dkp_example beside $dkp"
+fi
+
 # The smoke grid: every cell must succeed.
 jobs=$(nproc 2>/dev/null || echo 1)
 "$dkp" grid run experiments/smoke.yaml --results "$work/runs" -j "$jobs" --quiet >"$work/run1" 2>&1 \

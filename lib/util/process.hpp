@@ -1,8 +1,9 @@
-// Process-level settings of the dkp binary: allocator tuning (DESIGN.md section 7; the BLAS
-// thread count is util::set_blas_threads).
+// Process-level settings for programs built on dkp (the dkp binary, examples/, your own):
+// allocator tuning (DESIGN.md section 7; the BLAS thread count is util::set_blas_threads). Call
+// both at the start of main.
 #pragma once
 
-namespace dkp::cli {
+namespace dkp::util {
 
 /// Raises glibc's mmap and trim thresholds so that large temporaries in the training loop reuse
 /// heap pages instead of mapping fresh ones on every step, and allows two malloc arenas. The
@@ -13,4 +14,4 @@ namespace dkp::cli {
 /// the small blocks (with one arena, some 300 context switches per 2-thread step on boston).
 void tune_allocator();
 
-}  // namespace dkp::cli
+}  // namespace dkp::util

@@ -1,8 +1,8 @@
-#include "runtime.hpp"
+#include "util/process.hpp"
 
 #include <malloc.h>
 
-namespace dkp::cli {
+namespace dkp::util {
 
 void tune_allocator() {
   mallopt(M_MMAP_THRESHOLD, 512 * 1024 * 1024);
@@ -10,4 +10,4 @@ void tune_allocator() {
   mallopt(M_ARENA_MAX, 2);
 }
 
-}  // namespace dkp::cli
+}  // namespace dkp::util

@@ -5,6 +5,7 @@
 //    a smooth function of the parameters, so the harness differentiates it directly;
 //  * the production draws (Marsaglia-Tsang) give the same d E[f(G)] / d theta within Monte Carlo
 //    error (4 SE).
+// Last, the Bartlett module's fused helper ops one by one (their own values and gradients).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -450,4 +451,58 @@ TEST_CASE(
     CHECK(std::abs(rej.ad.mean - inv.fd.mean) <= 4 * se);
     CHECK(std::abs(inv.ad.mean - inv.fd.mean) <= 1e-6 * (1.0 + std::abs(inv.fd.mean)));
   }
+}
+
+TEST_CASE(
+    "the Bartlett module's fused ops: values against closed forms, finite-difference gradients") {
+  dkp::random::Stream s = stream("fused-ops");
+  // bartlett_assemble: T_jj = sqrt(c_j), the strict lower triangle of `lower`, zeros above.
+  const arma::uword P = 5, m = 3;
+  const arma::mat c = dkp::random::uniform_matrix(s, m, 1) + 0.5;
+  const arma::mat lower = dkp::random::normal_matrix(s, P, m);
+  {
+    ad::Tape tape;
+    const arma::mat T = dd::bartlett_assemble(tape.constant(c), tape.constant(lower)).val();
+    for (arma::uword j = 0; j < m; ++j) {
+      for (arma::uword i = 0; i < P; ++i) {
+        const double want = i > j ? lower(i, j) : (i == j ? std::sqrt(c[j]) : 0.0);
+        CHECK(T(i, j) == want);
+      }
+    }
+  }
+  expect_grad(
+      [](ad::Tape&, const std::vector<Var>& v) {
+        const Var T = dd::bartlett_assemble(ad::exp(v[0]), v[1]);
+        return ad::sum(ad::square(ad::mul(T, T)));  // every entry weighs differently
+      },
+      {arma::log(c), lower}, "bartlett_assemble");
+  // weighted_log_abs_diag: sum_j w_j log |X_jj| (negative diagonal entries too), rectangular X.
+  arma::mat X = dkp::random::normal_matrix(s, 4, 6);
+  X.diag() += arma::vec{1.5, -2.0, 1.2, -0.9};
+  const arma::vec w = {0.5, 2.0, -1.0};
+  {
+    ad::Tape tape;
+    const double want = 0.5 * std::log(std::abs(X(0, 0))) + 2.0 * std::log(std::abs(X(1, 1))) -
+                        std::log(std::abs(X(2, 2)));
+    CHECK(dd::weighted_log_abs_diag(tape.constant(X), w).scalar() ==
+          doctest::Approx(want).epsilon(1e-14));
+    CHECK_THROWS_AS(dd::weighted_log_abs_diag(tape.constant(X), arma::ones(5)), dkp::Error);
+  }
+  expect_grad(
+      [&](ad::Tape&, const std::vector<Var>& v) { return dd::weighted_log_abs_diag(v[0], w); }, {X},
+      "weighted_log_abs_diag");
+  // log_abs_det: log |det X| for a matrix of negative determinant; X^{-T} as the gradient.
+  arma::mat Y = random_a(s, 4);
+  Y.row(0) *= -1.0;
+  if (arma::det(Y) > 0.0) Y.row(1) *= -1.0;
+  REQUIRE(arma::det(Y) < 0.0);
+  {
+    ad::Tape tape;
+    CHECK(dd::log_abs_det(tape.constant(Y)).scalar() ==
+          doctest::Approx(std::log(std::abs(arma::det(Y)))).epsilon(1e-13));
+    CHECK_THROWS_AS(dd::log_abs_det(tape.constant(arma::mat(3, 4, arma::fill::ones))), dkp::Error);
+    CHECK_THROWS_AS(dd::log_abs_det(tape.constant(arma::mat(3, 3, arma::fill::ones))), dkp::Error);
+  }
+  expect_grad([](ad::Tape&, const std::vector<Var>& v) { return dd::log_abs_det(v[0]); }, {Y},
+              "log_abs_det");
 }

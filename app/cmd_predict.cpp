@@ -140,6 +140,10 @@ int cmd_predict(const std::vector<std::string>& args) {
                            : run.child("predict", 0);
   const models::Predictive pred =
       training::predict(*model, ck.params, X, samples, rng, size_t(threads));
+  if (pred.chol.jittered > 0) {
+    spdlog::warn("{} of {} Cholesky factorisations needed jitter (largest relative jitter {:.1e})",
+                 pred.chol.jittered, pred.chol.factorisations, pred.chol.max_jitter_rel);
+  }
   std::string csv;
   if (have_y) {
     const eval::RegressionMetrics m = eval::regression_metrics(pred.mean, pred.var, y, split.y_std);

@@ -360,8 +360,6 @@ int cmd_run(const std::vector<std::string>& args) {
     util::write_file_atomic(vm["predictions"].as<std::string>(),
                             predictions_csv(split, {m.pred_mean, m.pred_var}, &y, &m.point_ll));
   }
-  // The learned scalar parameters (noise variance, kernel heights and lengthscales, the DIWP's
-  // delta and gamma, ...), unconstrained as the model holds them (log_ in the name: a log).
   // Cholesky factorisations and their jitter events (DESIGN.md section 4), by phase.
   util::Json chol = util::Json::object();
   auto chol_json = [](const linalg::CholStats& c) {
@@ -375,15 +373,18 @@ int cmd_run(const std::vector<std::string>& args) {
   chol.set("train", chol_json(tr.chol))
       .set("final_elbo", chol_json(er.chol))
       .set("predict", chol_json(pred.chol));
-  const size_t jittered = tr.chol.jittered + er.chol.jittered + pred.chol.jittered;
-  if (jittered > 0) {
+  linalg::CholStats all = tr.chol;
+  all.merge(er.chol);
+  all.merge(pred.chol);
+  if (all.jittered > 0) {
     spdlog::warn(
         "{} of {} Cholesky factorisations needed jitter (training {}, final ELBO {}, prediction "
         "{}; largest relative jitter {:.1e}): see result.json 'cholesky'",
-        jittered, tr.chol.factorisations + er.chol.factorisations + pred.chol.factorisations,
-        tr.chol.jittered, er.chol.jittered, pred.chol.jittered,
-        std::max({tr.chol.max_jitter_rel, er.chol.max_jitter_rel, pred.chol.max_jitter_rel}));
+        all.jittered, all.factorisations, tr.chol.jittered, er.chol.jittered, pred.chol.jittered,
+        all.max_jitter_rel);
   }
+  // The learned scalar parameters (noise variance, kernel heights and lengthscales, the DIWP's
+  // delta and gamma, ...), unconstrained as the model holds them (log_ in the name: a log).
   util::Json scalars = util::Json::object();
   for (const auto& [name, value] : tr.params)
     if (value.n_elem == 1) scalars.set(name, value(0, 0));

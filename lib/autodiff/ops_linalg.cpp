@@ -46,12 +46,12 @@ double jitter_coef(const linalg::CholResult& r, arma::uword n) {
   return (r.jitter_rel > 0.0 && r.scaled_by_mean_diag) ? r.jitter_rel / double(n) : 0.0;
 }
 
-// In place: S <- sym(S) + jc tr(S) I, the symmetric adjoint w.r.t. A of an adjoint S w.r.t.
 // The caller's counters, or else the tape's (Tape::chol_stats).
 linalg::CholStats* stats_sink(const Var& A, linalg::CholStats* stats) {
   return stats ? stats : &A.tape().chol_stats();
 }
 
+// In place: S <- sym(S) + jc tr(S) I, the symmetric adjoint w.r.t. A of an adjoint S w.r.t.
 // A + c(A) I.
 void symmetrise_with_jitter(arma::mat& S, double jc) {
   linalg::symmetric_sum_inplace(S, 0.5);

@@ -1,6 +1,5 @@
 #include "data/uci.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -179,15 +178,12 @@ std::vector<long long> read_index_file(const fs::path& path) {
           throw DataError(fmt::format("{}:{}: expected one integer, found {} fields", path.string(),
                                       line_no, fields.size()));
         }
-        std::string tmp(fields[0]);
-        char* end = nullptr;
-        errno = 0;
-        const long long v = std::strtoll(tmp.c_str(), &end, 10);
-        if (end != tmp.c_str() + tmp.size() || errno == ERANGE || v < 0) {
+        const auto v = util::parse_integer(fields[0]);
+        if (!v || *v < 0) {
           throw DataError(fmt::format("{}:{}: '{}' is not a non-negative integer", path.string(),
-                                      line_no, tmp));
+                                      line_no, fields[0]));
         }
-        out.push_back(v);
+        out.push_back(*v);
       },
       split_fields);
   return out;

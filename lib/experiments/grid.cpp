@@ -122,15 +122,6 @@ std::string format_lr_schedule(const std::vector<LrPoint>& schedule) {
 
 namespace {
 
-// The whole of `s` as a base-10 integer (strtoll, nothing left over, in range), or nothing.
-std::optional<long long> whole_integer(const std::string& s) {
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
-  return v;
-}
-
 // Shared checks of a schedule; `where` prefixes messages.
 void check_schedule(const std::vector<LrPoint>& s, const std::string& where) {
   if (s.empty()) throw ConfigError(where + "the learning-rate schedule is empty");
@@ -165,7 +156,7 @@ std::vector<LrPoint> parse_lr_schedule(const std::string& text) {
                       text));
     }
     const std::string s = item.substr(0, colon), l = item.substr(colon + 1);
-    const auto step = whole_integer(s);
+    const auto step = util::parse_integer(s);
     if (!step || *step < 0) {
       throw ConfigError(
           fmt::format("invalid learning-rate schedule '{}': step '{}' is not a "
@@ -248,7 +239,7 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
   auto integer = [&](const std::string& key) {
     const std::string v = *take(key);
     number(key, v);
-    const auto i = whole_integer(v);
+    const auto i = util::parse_integer(v);
     if (!i) throw DataError(fmt::format("run configuration: {}='{}' is not an integer", key, v));
     return *i;
   };
@@ -527,7 +518,7 @@ class Parser {
   long get_int(const YAML::Node& n, const std::string& key, long min, long max) const {
     if (!n.IsScalar()) fail(n, key, "expected an integer, got " + kind(n));
     const std::string& s = n.Scalar();
-    const auto parsed = whole_integer(s);
+    const auto parsed = util::parse_integer(s);
     if (!parsed) fail(n, key, fmt::format("expected an integer, got '{}'", s));
     const long v = long(*parsed);
     if (v < min || v > max) {

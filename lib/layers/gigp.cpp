@@ -202,6 +202,13 @@ arma::uvec sample_columns(arma::uword c, arma::uword W, arma::uword S) {
   return idx;
 }
 
+// The per-output layers take one precision factor per output column.
+void check_factor_count(size_t factors, arma::uword W) {
+  if (factors != W) {
+    throw Error(fmt::format("gigp per-output precision: {} factors for {} columns", factors, W));
+  }
+}
+
 // w = L_K^{-1} u for stacked noise, and log p(u) - log q(u) summed over the samples.
 struct Whitened {
   Var w, logpq;
@@ -248,9 +255,7 @@ GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arm
 GigpOutput gigp_forward_per_output(const KernelBlocks& k, const Var& v, const std::vector<Var>& Ls,
                                    const arma::mat& eps1, const arma::mat& eps2) {
   const arma::uword W = v.n_cols(), S = W > 0 ? eps1.n_cols / W : 0;
-  if (Ls.size() != W) {
-    throw Error(fmt::format("gigp per-output precision: {} factors for {} columns", Ls.size(), W));
-  }
+  check_factor_count(Ls.size(), W);
   const Var Lk = ad::cholesky(k.ii, "gigp K_ii");
   std::vector<Var> w(W * S);  // w[s W + c]: column c of sample s
   Var logpq;
@@ -331,6 +336,15 @@ void plain_factors(GigpPlain& g, const arma::mat& L, const arma::mat& v, linalg:
   g.a = L.t() * v;
 }
 
+// L_K = chol(K_ii), A = L_K^{-1} K_it and f_var = k_tt - colsum(A o A): the part of a layer that
+// does not depend on its precision factor.
+void plain_kernel_part(GigpPlain& g, const arma::mat& Kii, const arma::mat& Kit,
+                       const arma::vec& ktt, linalg::CholStats* stats) {
+  g.Lk = linalg::chol(Kii, "gigp K_ii", {}, stats);
+  g.A = linalg::solve_lower(g.Lk, Kit);
+  g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
+}
+
 // w = L_K^{-1} u = z - C M^{-1} C^T z with z = C (a + ε2) + ε1, for stacked noise.
 arma::mat plain_whiten(const GigpPlain& g, const arma::mat& eps1, const arma::mat& eps2) {
   const arma::uword W = g.a.n_cols, cols = eps1.n_cols;
@@ -363,10 +377,8 @@ void plain_outputs(const GigpPlain& g, arma::mat w, arma::mat* u, arma::mat& f_m
 GigpPlain gigp_prepare_plain(const arma::mat& Kii, const arma::mat& Kit, const arma::vec& ktt,
                              const arma::mat& L, const arma::mat& v, linalg::CholStats* stats) {
   GigpPlain g;
-  g.Lk = linalg::chol(Kii, "gigp K_ii", {}, stats);
+  plain_kernel_part(g, Kii, Kit, ktt, stats);
   plain_factors(g, L, v, stats);
-  g.A = linalg::solve_lower(g.Lk, Kit);
-  g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
   return g;
 }
 
@@ -381,14 +393,10 @@ arma::vec gigp_forward_per_output_plain(const arma::mat& Kii, const arma::mat& K
                                         const arma::mat& eps2, arma::mat* u, arma::mat& f_mean,
                                         linalg::CholStats* stats) {
   const arma::uword W = v.n_cols, S = W > 0 ? eps1.n_cols / W : 0;
-  if (Ls.size() != W) {
-    throw Error(fmt::format("gigp per-output precision: {} factors for {} columns", Ls.size(), W));
-  }
+  check_factor_count(Ls.size(), W);
   // K_ii's factor, A and f_var once; C, Lm and a per column.
   GigpPlain g;
-  g.Lk = linalg::chol(Kii, "gigp K_ii", {}, stats);
-  g.A = linalg::solve_lower(g.Lk, Kit);
-  g.f_var = ktt - arma::sum(arma::square(g.A), 0).t();
+  plain_kernel_part(g, Kii, Kit, ktt, stats);
   arma::mat w(Kii.n_rows, W * S, arma::fill::none);
   for (arma::uword c = 0; c < W; ++c) {
     plain_factors(g, Ls[c], v.col(c), stats);

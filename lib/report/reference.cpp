@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -76,12 +75,11 @@ double parse_double(const std::string& s, const std::string& where, const std::s
 
 int parse_int(const std::string& s, const std::string& where, const std::string& col) {
   if (s.empty()) return 0;
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (*end != '\0' || v < 0 || v > 1000000) {
+  const auto v = util::parse_integer(s);
+  if (!v || *v < 0 || *v > 1000000) {
     throw DataError(fmt::format("{}: column '{}' is '{}', expected an integer", where, col, s));
   }
-  return static_cast<int>(v);
+  return static_cast<int>(*v);
 }
 
 }  // namespace

@@ -20,4 +20,14 @@ std::optional<double> parse_double(std::string_view s) {
   return v;
 }
 
+std::optional<long long> parse_integer(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  const std::string tmp(s);
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(tmp.c_str(), &end, 10);
+  if (end != tmp.c_str() + tmp.size() || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
 }  // namespace dkp::util

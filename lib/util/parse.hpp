@@ -13,4 +13,8 @@ namespace dkp::util {
 /// callers that need a finite number check it.
 std::optional<double> parse_double(std::string_view s);
 
+/// The whole of `s` as a base-10 integer (std::strtoll; nothing may be left over, a value out of
+/// range is no value), or nothing.
+std::optional<long long> parse_integer(std::string_view s);
+
 }  // namespace dkp::util

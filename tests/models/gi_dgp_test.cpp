@@ -27,11 +27,13 @@ using dkp::test::tiny_data;
 
 namespace {
 
-// exp(-|z_i - z_j|^2 / 2) for every pair of rows of Z, plus 1e-6 on the diagonal.
-arma::mat unit_se_gram(const arma::mat& Z) {
-  arma::mat K(Z.n_rows, Z.n_rows);
-  for (arma::uword i = 0; i < Z.n_rows; ++i)
-    for (arma::uword j = 0; j < Z.n_rows; ++j)
+// exp(-|z_i - z_j|^2 / 2) for every pair of n points z drawn from s (n x 2 standard normals),
+// plus 1e-6 on the diagonal.
+arma::mat random_unit_se_gram(dkp::random::Stream& s, arma::uword n) {
+  const arma::mat Z = dkp::random::normal_matrix(s, n, 2);
+  arma::mat K(n, n);
+  for (arma::uword i = 0; i < n; ++i)
+    for (arma::uword j = 0; j < n; ++j)
       K(i, j) = std::exp(-0.5 * arma::accu(arma::square(Z.row(i) - Z.row(j))));
   K.diag() += 1e-6;
   return K;
@@ -74,8 +76,7 @@ TEST_CASE("global-inducing DGP ELBO gradients match finite differences for every
 TEST_CASE("GIGP per-output precision: column c is a one-column layer with its own factor") {
   const size_t P = 6, W = 3, B = 5, S = 2;
   dkp::random::Stream s(dkp::test::seed() + 23);
-  const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
-  const arma::mat K = unit_se_gram(Z);
+  const arma::mat K = random_unit_se_gram(s, P + B);
   const arma::mat v = dkp::random::normal_matrix(s, P, W);
   const arma::mat e1 = dkp::random::normal_matrix(s, P, W * S);
   const arma::mat e2 = dkp::random::normal_matrix(s, P, W * S);
@@ -128,8 +129,7 @@ TEST_CASE("GIGP per-output precision: column c is a one-column layer with its ow
 TEST_CASE("GIGP layer: log p(u) - log q(u) equals the direct Gaussian densities") {
   const size_t P = 5, W = 3, B = 4;
   dkp::random::Stream s(dkp::test::seed());
-  const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
-  const arma::mat K = unit_se_gram(Z);
+  const arma::mat K = random_unit_se_gram(s, P + B);
   ad::Tape tape;
   dkp::layers::KernelBlocks kb = kernel_blocks(tape, K, P, B);
   const arma::mat v = dkp::random::normal_matrix(s, P, W);
@@ -214,8 +214,7 @@ TEST_CASE("predictions have one column per sample, positive variances, and are s
 TEST_CASE("GIGP layer: stacked samples (gigp_finish) equal sample-by-sample gigp_forward") {
   const size_t P = 6, W = 2, B = 5, S = 3;
   dkp::random::Stream s(dkp::test::seed() + 11);
-  const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
-  const arma::mat K = unit_se_gram(Z);
+  const arma::mat K = random_unit_se_gram(s, P + B);
   const arma::mat v = dkp::random::normal_matrix(s, P, W);
   const arma::mat Lloc = arma::eye(P, P) + 0.3 * dkp::random::normal_matrix(s, P, P);
   ad::Tape tape;
@@ -329,8 +328,7 @@ TEST_CASE("conditional_moments: the composition's values and gradients, over sev
   // B = 600 points: three panels of the fused op (256 + 256 + 88), forward and backward.
   const size_t P = 12, B = 600, WS = 3;
   dkp::random::Stream s(dkp::test::seed() + 31);
-  const arma::mat Z = dkp::random::normal_matrix(s, P + B, 2);
-  const arma::mat K = unit_se_gram(Z);
+  const arma::mat K = random_unit_se_gram(s, P + B);
   arma::mat Kii = K.submat(0, 0, P - 1, P - 1);
   Kii.diag() += 1e-3;
   const arma::mat Lk = arma::chol(Kii, "lower");

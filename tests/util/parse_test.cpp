@@ -1,4 +1,4 @@
-// util::parse_double: the whole string or nothing.
+// util::parse_double and util::parse_integer: the whole string or nothing.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -30,4 +30,19 @@ TEST_CASE("parse_double rejects empty, partial and out-of-range text") {
   // A view into a longer buffer stops at its own end.
   const std::string_view longer = "2.25,7";
   CHECK(parse_double(longer.substr(0, 4)).value() == 2.25);
+}
+
+TEST_CASE("parse_integer takes the whole string as a base-10 integer") {
+  using dkp::util::parse_integer;
+  CHECK(parse_integer("42").value() == 42);
+  CHECK(parse_integer("-7").value() == -7);
+  CHECK(parse_integer("9223372036854775807").value() == 9223372036854775807LL);
+  CHECK_FALSE(parse_integer(""));
+  CHECK_FALSE(parse_integer("1.5"));
+  CHECK_FALSE(parse_integer("1e3"));
+  CHECK_FALSE(parse_integer("12 "));
+  CHECK_FALSE(parse_integer("0x10"));
+  CHECK_FALSE(parse_integer("9223372036854775808"));  // out of range
+  const std::string_view longer = "123,4";
+  CHECK(parse_integer(longer.substr(0, 3)).value() == 123);
 }

@@ -5,9 +5,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <armadillo>
 #include <cstdlib>
 #include <iostream>
+#include <system_error>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -18,7 +21,9 @@ namespace dkp::test {
 
 namespace {
 uint64_t g_seed = 20261122;
-}
+// The directories temp_dir made; removed when the process ends (remove_temp_dirs).
+std::vector<std::filesystem::path> g_temp_dirs;
+}  // namespace
 
 uint64_t seed() {
   return g_seed;
@@ -36,7 +41,21 @@ std::filesystem::path temp_dir(const std::string& name) {
            ("dkp-test-" + std::to_string(::getpid()) + "-" + name);
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
+  if (std::find(g_temp_dirs.begin(), g_temp_dirs.end(), p) == g_temp_dirs.end()) {
+    g_temp_dirs.push_back(p);
+  }
   return p;
+}
+
+size_t remove_temp_dirs() {
+  size_t removed = 0;
+  for (const auto& p : g_temp_dirs) {
+    std::error_code ec;
+    removed += std::filesystem::remove_all(p, ec) > 0 ? 1 : 0;
+    if (ec) std::cerr << "[dkp tests] could not remove " << p << ": " << ec.message() << "\n";
+  }
+  g_temp_dirs.clear();
+  return removed;
 }
 
 }  // namespace dkp::test
@@ -52,5 +71,15 @@ int main(int argc, char** argv) {
             << arma::arma_version::as_string() << "\n";
   doctest::Context ctx;
   ctx.applyCommandLine(argc, argv);
-  return ctx.run();
+  const int rc = ctx.run();
+  // The tests' temporary directories go with the process, passed or failed; set
+  // DKP_TEST_KEEP_DIRS=1 to keep them for a look after a failure.
+  if (const char* keep = std::getenv("DKP_TEST_KEEP_DIRS"); keep && *keep && *keep != '0') {
+    std::cout << "[dkp tests] DKP_TEST_KEEP_DIRS: temporary directories kept under "
+              << std::filesystem::temp_directory_path().string() << "/dkp-test-" << ::getpid()
+              << "-*\n";
+  } else {
+    dkp::test::remove_temp_dirs();
+  }
+  return rc;
 }

@@ -1,6 +1,7 @@
 // Shared helpers for the doctest suites.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -17,8 +18,13 @@ uint64_t seed();
 /// source tree). Empty path when it does not exist.
 std::filesystem::path shared_data_root();
 
-/// A fresh, empty temporary directory for one test (removed at process exit is not guaranteed).
+/// A fresh, empty temporary directory for one test, <tmp>/dkp-test-<pid>-<name>. The test main
+/// removes every such directory when the tests have run (remove_temp_dirs), unless
+/// DKP_TEST_KEEP_DIRS is set (not 0).
 std::filesystem::path temp_dir(const std::string& name);
+
+/// Removes the directories temp_dir has made so far; returns how many existed.
+size_t remove_temp_dirs();
 
 /// Silences the expected warnings (jitter retries, ...) of one test: errors only while it lives.
 struct QuietLog {

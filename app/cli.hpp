@@ -38,6 +38,7 @@ struct Command {
 
 int cmd_run(const std::vector<std::string>& args);
 int cmd_predict(const std::vector<std::string>& args);
+int cmd_params(const std::vector<std::string>& args);
 int cmd_grid(const std::vector<std::string>& args);
 int cmd_tables(const std::vector<std::string>& args);
 int cmd_data(const std::vector<std::string>& args);

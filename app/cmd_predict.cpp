@@ -5,14 +5,11 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include "cli.hpp"
-#include "data/root.hpp"
 #include "data/uci.hpp"
 #include "eval/metrics.hpp"
 #include "run_setup.hpp"
-#include "training/checkpoint.hpp"
 #include "training/mc.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -54,64 +51,17 @@ int cmd_predict(const std::vector<std::string>& args) {
   if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
   if (!vm.count("run")) throw UsageError("--run is required");
   const fs::path dir = vm["run"].as<std::string>();
-  const fs::path manifest_path = dir / "manifest.json", checkpoint_path = dir / "checkpoint.bin";
-  if (!fs::exists(manifest_path)) {
-    throw ConfigError(fmt::format("{} is not a run directory: no manifest.json", dir.string()));
-  }
-  if (!fs::exists(checkpoint_path)) {
-    throw ConfigError(
-        fmt::format("{} has no checkpoint.bin: nothing trained to predict with", dir.string()));
-  }
   if (vm.count("samples") && vm["samples"].as<long>() <= 0) {
     throw UsageError(fmt::format("--samples must be positive, got {}", vm["samples"].as<long>()));
   }
   if (vm.count("threads") && vm["threads"].as<int>() < 1) {
     throw UsageError("--threads must be at least 1");
   }
-
-  // The run's configuration: its canonical form must give back its hash.
-  YAML::Node manifest;
-  try {
-    manifest = YAML::LoadFile(manifest_path.string());
-  } catch (const YAML::Exception& e) {
-    throw DataError(fmt::format("{}: {}", manifest_path.string(), e.what()));
-  }
-  if (!manifest["canonical_config"] || !manifest["config_hash"]) {
-    throw DataError(fmt::format("{}: no canonical_config or config_hash", manifest_path.string()));
-  }
-  const experiments::RunSpec spec =
-      experiments::RunSpec::parse_canonical(manifest["canonical_config"].as<std::string>());
-  const std::string hash = spec.hash(), manifest_hash = manifest["config_hash"].as<std::string>();
-  if (hash != manifest_hash) {
-    throw DataError(fmt::format("{}: canonical_config hashes to {}, not to its config_hash {}",
-                                manifest_path.string(), hash, manifest_hash));
-  }
+  const TrainedRun tr = load_trained_run(dir, vm["data"].as<std::string>());
+  const auto& spec = tr.spec;
+  const auto& split = tr.split;
   const auto& p = spec.protocol;
-  const int threads = vm.count("threads")   ? vm["threads"].as<int>()
-                      : manifest["threads"] ? manifest["threads"].as<int>()
-                                            : 1;
-
-  // Data (for the standardisation and the model's shapes) and the trained parameters.
-  const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
-  const data::UciDataset ds = data::load_uci(root, spec.dataset);
-  const std::string data_sha = split_data_sha256(ds, spec.split);
-  const std::string trained_sha =
-      manifest["data_sha256"] ? manifest["data_sha256"].as<std::string>() : data_sha;
-  if (trained_sha != data_sha) {
-    throw DataError(fmt::format(
-        "{}: the run was trained on other data files ({} split {} now hashes to {}, the "
-        "manifest says {})",
-        dir.string(), spec.dataset, spec.split, data_sha, trained_sha));
-  }
-  const data::RegressionSplit split = data::make_regression_split(ds, size_t(spec.split));
-  const random::Stream run(p.seed);
-  const auto model = make_run_model(spec, resolve_width(p.width, split.X_train.n_cols), split, run);
-  const training::Checkpoint ck =
-      training::load_checkpoint(checkpoint_path, model->initial_parameters());
-  if (ck.step < uint64_t(p.steps)) {
-    spdlog::warn("{}: the checkpoint is at step {} of {} (the run has not finished)", dir.string(),
-                 ck.step, p.steps);
-  }
+  const int threads = vm.count("threads") ? vm["threads"].as<int>() : tr.threads;
 
   // The points, standardised with the run's training statistics.
   arma::mat X;
@@ -137,9 +87,9 @@ int cmd_predict(const std::vector<std::string>& args) {
   const size_t samples = size_t(vm.count("samples") ? vm["samples"].as<long>() : p.test_samples);
   random::Stream rng = vm.count("seed")
                            ? random::Stream(vm["seed"].as<uint64_t>()).child("predict", 0)
-                           : run.child("predict", 0);
+                           : tr.run.child("predict", 0);
   const models::Predictive pred =
-      training::predict(*model, ck.params, X, samples, rng, size_t(threads));
+      training::predict(*tr.model, tr.checkpoint.params, X, samples, rng, size_t(threads));
   if (pred.chol.jittered > 0) {
     spdlog::warn("{} of {} Cholesky factorisations needed jitter (largest relative jitter {:.1e})",
                  pred.chol.jittered, pred.chol.factorisations, pred.chol.max_jitter_rel);

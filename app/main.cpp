@@ -22,6 +22,8 @@ const std::vector<Command>& commands() {
       {"run", "train and evaluate one configuration (dataset, split, model)", cmd_run},
       {"predict", "predictions of a trained run at its test points or at points from a file",
        cmd_predict},
+      {"params", "what a trained run learned: each parameter's values and how far it moved",
+       cmd_params},
       {"grid", "expand, plan, run and inspect experiment grids", cmd_grid},
       {"tables", "aggregate results into the papers' tables (LaTeX, CSV)", cmd_tables},
       {"data", "list and verify datasets", cmd_data},

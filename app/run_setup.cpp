@@ -1,10 +1,13 @@
-// What `dkp run` and `dkp predict` share (run_setup.hpp).
+// What `dkp run`, `dkp predict` and `dkp params` share (run_setup.hpp).
 #include "run_setup.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
 
+#include "data/root.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -51,6 +54,60 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
   mspec.hidden_ard = spec.hidden_ard;
   mspec.per_output_precision = models::parse_gi_precision(spec.gi_precision);
   return models::make_model(mspec, split.X_train, split.y_train, init);
+}
+
+TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string& data_root_option) {
+  const auto manifest_path = dir / "manifest.json", checkpoint_path = dir / "checkpoint.bin";
+  if (!std::filesystem::exists(manifest_path)) {
+    throw ConfigError(fmt::format("{} is not a run directory: no manifest.json", dir.string()));
+  }
+  if (!std::filesystem::exists(checkpoint_path)) {
+    throw ConfigError(fmt::format(
+        "{} has no checkpoint.bin: the run has saved no trained parameters", dir.string()));
+  }
+  // The run's configuration: its canonical form must give back its hash.
+  YAML::Node manifest;
+  try {
+    manifest = YAML::LoadFile(manifest_path.string());
+  } catch (const YAML::Exception& e) {
+    throw DataError(fmt::format("{}: {}", manifest_path.string(), e.what()));
+  }
+  if (!manifest["canonical_config"] || !manifest["config_hash"]) {
+    throw DataError(fmt::format("{}: no canonical_config or config_hash", manifest_path.string()));
+  }
+  TrainedRun tr;
+  tr.spec = experiments::RunSpec::parse_canonical(manifest["canonical_config"].as<std::string>());
+  const std::string hash = tr.spec.hash();
+  const std::string manifest_hash = manifest["config_hash"].as<std::string>();
+  if (hash != manifest_hash) {
+    throw DataError(fmt::format("{}: canonical_config hashes to {}, not to its config_hash {}",
+                                manifest_path.string(), hash, manifest_hash));
+  }
+  const auto& p = tr.spec.protocol;
+  tr.threads = manifest["threads"] ? manifest["threads"].as<int>() : 1;
+
+  // Data (for the standardisation and the model's shapes) and the trained parameters.
+  const auto root = data::resolve_data_root(data_root_option);
+  const data::UciDataset ds = data::load_uci(root, tr.spec.dataset);
+  const std::string data_sha = split_data_sha256(ds, tr.spec.split);
+  const std::string trained_sha =
+      manifest["data_sha256"] ? manifest["data_sha256"].as<std::string>() : data_sha;
+  if (trained_sha != data_sha) {
+    throw DataError(fmt::format(
+        "{}: the run was trained on other data files ({} split {} now hashes to {}, the "
+        "manifest says {})",
+        dir.string(), tr.spec.dataset, tr.spec.split, data_sha, trained_sha));
+  }
+  tr.split = data::make_regression_split(ds, size_t(tr.spec.split));
+  tr.run = random::Stream(p.seed);
+  tr.model =
+      make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split, tr.run);
+  tr.checkpoint = training::load_checkpoint(checkpoint_path, tr.model->initial_parameters());
+  if (tr.checkpoint.step < uint64_t(p.steps)) {
+    spdlog::warn("{}: the checkpoint is at step {} of {} (the run has not finished)", dir.string(),
+                 tr.checkpoint.step, p.steps);
+  }
+  return tr;
 }
 
 std::string predictions_csv(const data::RegressionSplit& split, const eval::MixtureMoments& mm,

@@ -1,7 +1,8 @@
-// What `dkp run` and `dkp predict` share: the hidden width rule, the model a run describes and
-// the predictions CSV.
+// What `dkp run`, `dkp predict` and `dkp params` share: the hidden width rule, the model a run
+// describes, a trained run loaded back from its directory and the predictions CSV.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "experiments/grid.hpp"
 #include "models/model.hpp"
 #include "random/stream.hpp"
+#include "training/checkpoint.hpp"
 
 namespace dkp::cli {
 
@@ -26,6 +28,23 @@ std::string split_data_sha256(const data::UciDataset& ds, int split);
 std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, size_t width,
                                               const data::RegressionSplit& split,
                                               const random::Stream& run);
+
+/// A finished (or checkpointed) `dkp run`, loaded back from its directory.
+struct TrainedRun {
+  experiments::RunSpec spec;
+  int threads = 1;  ///< the run's --threads (manifest), 1 when not recorded
+  data::RegressionSplit split;
+  random::Stream run{0};  ///< the run's root stream (seed of the protocol)
+  std::unique_ptr<models::Model> model;
+  training::Checkpoint checkpoint;
+};
+
+/// Reads `dir`'s manifest.json (its canonical config must hash to its config_hash), loads the
+/// dataset from `data_root_option` (as --data) and checks it against the manifest's
+/// data_sha256, rebuilds the model as `dkp run` did and loads checkpoint.bin (warning when it is
+/// short of the run's steps). ConfigError when `dir` is not a run directory or has no checkpoint,
+/// DataError when the manifest, the data or the checkpoint do not match.
+TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string& data_root_option);
 
 /// Predictions CSV in original units: `index,mean,variance`, with `y` and `log_density` after
 /// the index when `y` (original units) and the per-point log densities are given.

@@ -92,6 +92,30 @@ expect_rc 2 "$dkp" predict --run "$work/nope"
 expect_rc 2 "$dkp" predict --run "$work/t2a" --samples 0
 [ ! -e "$work/bad.csv" ] || fail "a failed dkp predict left its output behind"
 
+# dkp params: what the run learned. A row per parameter; --csv gives one parameter's values on
+# the scale the model uses (the noise variance: exp of the log stored in result.json).
+"$dkp" params --run "$work/t2a" >"$work/params.txt" 2>"$work/err" ||
+  fail "dkp params: $(cat "$work/err")"
+grep -Eq '^layer1\.A_prime +100x100 ' "$work/params.txt" &&
+  grep -Eq '^likelihood\.log_noise_var +1x1 +exp ' "$work/params.txt" ||
+  fail "dkp params: $(cat "$work/params.txt")"
+"$dkp" params --run "$work/t2a" --csv layer1.A_prime >"$work/aprime.csv" ||
+  fail "dkp params --csv"
+[ "$(wc -l <"$work/aprime.csv")" = 100 ] &&
+  [ "$(awk -F, '{print NF}' "$work/aprime.csv" | sort -u)" = 100 ] ||
+  fail "dkp params --csv layer1.A_prime is not 100 x 100"
+noise=$("$dkp" params --run "$work/t2a" --csv likelihood.log_noise_var)
+log_noise=$(grep -Eo '"likelihood.log_noise_var": ?-?[0-9][0-9.e+-]*' "$work/t2a/result.json" |
+  sed 's/.*: *//')
+awk -v a="$noise" -v b="$log_noise" 'BEGIN { d = a - exp(b); exit !(d * d <= 1e-28 * a * a) }' ||
+  fail "dkp params --csv likelihood.log_noise_var gives $noise, result.json exp($log_noise)"
+"$dkp" params --run "$work/t2a" --json --name likelihood >"$work/params.json" &&
+  grep -q '"name": "likelihood.log_noise_var"' "$work/params.json" &&
+  ! grep -q '"layer1' "$work/params.json" || fail "dkp params --json --name"
+expect_rc 2 "$dkp" params --run "$work/t2a" --csv nope
+expect_rc 2 "$dkp" params --run "$work/t2a" --name nope
+expect_rc 2 "$dkp" params --run "$work/nope"
+
 # A checkpoint belongs to its configuration: another configuration in the same --out is an error,
 # --force starts afresh, and a finished run keeps its final parameters.
 ck="$work/ckpt"

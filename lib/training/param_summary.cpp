@@ -1,0 +1,147 @@
+#include "training/param_summary.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "training/parameters.hpp"
+#include "util/error.hpp"
+
+namespace dkp::training {
+
+namespace {
+
+std::string last_component(const std::string& name) {
+  const auto dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+arma::mat shown(DisplayScale s, const arma::mat& stored) {
+  switch (s) {
+    case DisplayScale::kExp:
+      return constrain(Transform::kLog, stored);
+    case DisplayScale::kLogistic:
+      return constrain(Transform::kSigmoid, stored);
+    case DisplayScale::kStored:
+      break;
+  }
+  return stored;
+}
+
+std::string shape(const ParamSummary& r) {
+  return fmt::format("{}x{}", r.rows, r.cols);
+}
+
+}  // namespace
+
+DisplayScale display_scale(const std::string& name) {
+  const std::string last = last_component(name);
+  if (last.rfind("log_", 0) == 0) return DisplayScale::kExp;
+  if (last.rfind("logit_", 0) == 0) return DisplayScale::kLogistic;
+  return DisplayScale::kStored;
+}
+
+std::string display_scale_name(DisplayScale s) {
+  switch (s) {
+    case DisplayScale::kExp:
+      return "exp";
+    case DisplayScale::kLogistic:
+      return "logistic";
+    case DisplayScale::kStored:
+      break;
+  }
+  return "";
+}
+
+std::vector<ParamSummary> summarise_parameters(const ParameterSet& trained,
+                                               const ParameterSet& initial) {
+  for (const auto& [name, v] : initial) {
+    if (!trained.count(name)) {
+      throw DataError(fmt::format("parameters: '{}' has no trained value", name));
+    }
+  }
+  std::vector<ParamSummary> out;
+  for (const auto& [name, v] : trained) {
+    const auto it = initial.find(name);
+    if (it == initial.end()) {
+      throw DataError(fmt::format("parameters: '{}' is not a parameter of the model", name));
+    }
+    if (it->second.n_rows != v.n_rows || it->second.n_cols != v.n_cols) {
+      throw DataError(fmt::format("parameters: '{}' is {}x{}, the model's is {}x{}", name, v.n_rows,
+                                  v.n_cols, it->second.n_rows, it->second.n_cols));
+    }
+    ParamSummary r;
+    r.name = name;
+    r.rows = v.n_rows;
+    r.cols = v.n_cols;
+    r.scale = display_scale(name);
+    if (v.n_elem > 0) {
+      const arma::mat s = shown(r.scale, v);
+      r.min = s.min();
+      r.mean = arma::accu(s) / double(s.n_elem);
+      r.max = s.max();
+    } else {
+      r.min = r.mean = r.max = std::numeric_limits<double>::quiet_NaN();
+    }
+    r.norm = arma::norm(arma::vectorise(v), 2);
+    r.moved = arma::norm(arma::vectorise(v - it->second), 2);
+    r.init_norm = arma::norm(arma::vectorise(it->second), 2);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string parameters_table(const std::vector<ParamSummary>& rows) {
+  size_t wn = std::string("parameter").size();
+  for (const auto& r : rows) wn = std::max(wn, r.name.size());
+  std::string out =
+      fmt::format("{:<{}}  {:>9}  {:>8}  {:>11}  {:>11}  {:>11}  {:>10}  {:>10}\n", "parameter", wn,
+                  "shape", "shown as", "min / value", "mean", "max", "||theta||", "moved");
+  for (const auto& r : rows) {
+    const std::string sc = display_scale_name(r.scale);
+    if (r.rows * r.cols == 1) {
+      out += fmt::format("{:<{}}  {:>9}  {:>8}  {:>11.4g}  {:>11}  {:>11}  {:>10.4g}  {:>10.4g}\n",
+                         r.name, wn, shape(r), sc, r.min, "", "", r.norm, r.moved);
+    } else {
+      out += fmt::format(
+          "{:<{}}  {:>9}  {:>8}  {:>11.4g}  {:>11.4g}  {:>11.4g}  {:>10.4g}  {:>10.4g}\n", r.name,
+          wn, shape(r), sc, r.min, r.mean, r.max, r.norm, r.moved);
+    }
+  }
+  return out;
+}
+
+util::Json parameters_json(const std::vector<ParamSummary>& rows) {
+  util::Json a = util::Json::array();
+  for (const auto& r : rows) {
+    util::Json o = util::Json::object();
+    o.set("name", r.name);
+    o.set("rows", r.rows);
+    o.set("cols", r.cols);
+    o.set("scale", display_scale_name(r.scale));
+    o.set("min", r.min);
+    o.set("mean", r.mean);
+    o.set("max", r.max);
+    o.set("norm", r.norm);
+    o.set("moved", r.moved);
+    o.set("init_norm", r.init_norm);
+    a.push(std::move(o));
+  }
+  return a;
+}
+
+std::string parameter_csv(const std::string& name, const arma::mat& stored) {
+  const arma::mat s = shown(display_scale(name), stored);
+  std::string out;
+  for (arma::uword i = 0; i < s.n_rows; ++i) {
+    for (arma::uword j = 0; j < s.n_cols; ++j) {
+      if (j > 0) out += ',';
+      out += fmt::format("{:.17g}", s(i, j));
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace dkp::training

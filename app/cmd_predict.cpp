@@ -87,7 +87,7 @@ int cmd_predict(const std::vector<std::string>& args) {
   const size_t samples = size_t(vm.count("samples") ? vm["samples"].as<long>() : p.test_samples);
   random::Stream rng = vm.count("seed")
                            ? random::Stream(vm["seed"].as<uint64_t>()).child("predict", 0)
-                           : tr.run.child("predict", 0);
+                           : random::Stream(p.seed).child("predict", 0);
   const models::Predictive pred =
       training::predict(*tr.model, tr.checkpoint.params, X, samples, rng, size_t(threads));
   if (pred.chol.jittered > 0) {

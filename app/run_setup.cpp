@@ -99,9 +99,8 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
         dir.string(), tr.spec.dataset, tr.spec.split, data_sha, trained_sha));
   }
   tr.split = data::make_regression_split(ds, size_t(tr.spec.split));
-  tr.run = random::Stream(p.seed);
-  tr.model =
-      make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split, tr.run);
+  tr.model = make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split,
+                            random::Stream(p.seed));
   tr.checkpoint = training::load_checkpoint(checkpoint_path, tr.model->initial_parameters());
   if (tr.checkpoint.step < uint64_t(p.steps)) {
     spdlog::warn("{}: the checkpoint is at step {} of {} (the run has not finished)", dir.string(),

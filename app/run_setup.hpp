@@ -29,12 +29,12 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
                                               const data::RegressionSplit& split,
                                               const random::Stream& run);
 
-/// A finished (or checkpointed) `dkp run`, loaded back from its directory.
+/// A finished (or checkpointed) `dkp run`, loaded back from its directory. Its random streams
+/// derive from random::Stream(spec.protocol.seed), as in `dkp run`.
 struct TrainedRun {
   experiments::RunSpec spec;
   int threads = 1;  ///< the run's --threads (manifest), 1 when not recorded
   data::RegressionSplit split;
-  random::Stream run{0};  ///< the run's root stream (seed of the protocol)
   std::unique_ptr<models::Model> model;
   training::Checkpoint checkpoint;
 };

@@ -99,15 +99,12 @@ std::string parameters_table(const std::vector<ParamSummary>& rows) {
       fmt::format("{:<{}}  {:>9}  {:>8}  {:>11}  {:>11}  {:>11}  {:>10}  {:>10}\n", "parameter", wn,
                   "shape", "shown as", "min / value", "mean", "max", "||theta||", "moved");
   for (const auto& r : rows) {
-    const std::string sc = display_scale_name(r.scale);
-    if (r.rows * r.cols == 1) {
-      out += fmt::format("{:<{}}  {:>9}  {:>8}  {:>11.4g}  {:>11}  {:>11}  {:>10.4g}  {:>10.4g}\n",
-                         r.name, wn, shape(r), sc, r.min, "", "", r.norm, r.moved);
-    } else {
-      out += fmt::format(
-          "{:<{}}  {:>9}  {:>8}  {:>11.4g}  {:>11.4g}  {:>11.4g}  {:>10.4g}  {:>10.4g}\n", r.name,
-          wn, shape(r), sc, r.min, r.mean, r.max, r.norm, r.moved);
-    }
+    // A 1 x 1 parameter: its value under "min / value", no mean or max.
+    const bool scalar = r.rows * r.cols == 1;
+    out += fmt::format("{:<{}}  {:>9}  {:>8}  {:>11.4g}  {:>11}  {:>11}  {:>10.4g}  {:>10.4g}\n",
+                       r.name, wn, shape(r), display_scale_name(r.scale), r.min,
+                       scalar ? "" : fmt::format("{:.4g}", r.mean),
+                       scalar ? "" : fmt::format("{:.4g}", r.max), r.norm, r.moved);
   }
   return out;
 }

@@ -53,6 +53,12 @@ int bench_model(const po::variables_map& vm) {
                            size_t(vm["inducing"].as<long>())};
     spec.hidden_ard = vm["hidden-ard"].as<bool>();
     spec.per_output_precision = models::parse_gi_precision(vm["gi-precision"].as<std::string>());
+    const std::string stl = vm["stl"].as<std::string>();
+    if (stl != "on" && stl != "off" && stl != "mixing") {
+      throw UsageError(fmt::format("--stl must be on, off or mixing, not '{}'", stl));
+    }
+    spec.sticking_the_landing = stl != "off";
+    spec.stl_mixing = stl == "mixing";
     random::Stream run(0);
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);
@@ -81,6 +87,7 @@ int bench_model(const po::variables_map& vm) {
     if (spec.model != "sgp" && spec.kernel != "se") label += " (" + spec.kernel + ")";
     if (spec.hidden_ard) label += " ard";
     if (spec.per_output_precision) label += " per-out";
+    if (spec.model == "dwp" && stl != "on") label += " stl " + stl;
     std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}\n", label, depth,
                              batch, median(step_ms), median(fwd_ms), pred_ms);
   }
@@ -105,6 +112,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("posterior", po::value<std::string>()->default_value(""), "dwp posterior")
     ("kernel", po::value<std::string>()->default_value("se"), "kernel")
     ("hidden-ard", po::bool_switch(), "dgp global-inducing: ARD in every layer (as dkp run)")
+    ("stl", po::value<std::string>()->default_value("on"), "dwp: on | off | mixing (as dkp run)")
     ("gi-precision", po::value<std::string>()->default_value("shared"), "dgp global-inducing: shared | per-output (as dkp run)")
     ("depth", po::value<std::vector<int>>()->multitoken()->default_value({2, 5}, "2 5"), "depths")
     ("samples", po::value<long>()->default_value(10), "Monte Carlo samples per step")

@@ -59,8 +59,8 @@ po::options_description run_options() {
      "diwp: dof of each train/test point's conditional: point (delta + P + 2, appendix I) | "
      "batch (delta + P + B + 1, B the batch size, as bayesfunc)")
     ("stl", po::value<std::string>()->default_value("on"),
-     "dwp: sticking the landing for the Bartlett parameters (alpha, beta, mu, sigma) in log Q, "
-     "as the GW paper's appendix F: on | off")
+     "dwp: sticking the landing in log Q: on (the Bartlett parameters alpha, beta, mu, sigma, "
+     "as the GW paper's appendix F) | off | mixing (agw|abgw: A' and B as well)")
     ("a-prime-scale", po::value<double>()->default_value(1.0),
      "dwp agw|abgw: A' = c Phi with Phi the optimised parameter (init I / c), so Adam's steps on "
      "A' are c times the learning rate")
@@ -198,11 +198,7 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.kernel = vm["kernel"].as<std::string>();
   spec.delta_init = vm["delta-init"].as<double>();
   spec.diwp_dof = vm["diwp-dof"].as<std::string>();
-  const std::string stl = vm["stl"].as<std::string>();
-  if (stl != "on" && stl != "off") {
-    throw ConfigError(fmt::format("--stl must be on or off, not '{}'", stl));
-  }
-  spec.stl = stl == "on";
+  spec.stl = vm["stl"].as<std::string>();  // checked with the rest of the spec
   spec.a_prime_scale = vm["a-prime-scale"].as<double>();
   spec.hidden_ard = vm["hidden-ard"].as<bool>();
   spec.gi_precision = vm["gi-precision"].as<std::string>();

@@ -34,6 +34,7 @@ expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --trace-every -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior agw --stl maybe --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --stl off --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --stl mixing --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --a-prime-scale 0.1 --out "$work/bad"
 [ ! -e "$work/bad" ] || fail "a failed run left $work/bad behind"
 
@@ -55,6 +56,12 @@ grep -q '"elbo_se"' "$work/t2a/result.json" || fail "result.json has no elbo_se"
 cmp -s "$work/t2a/trace.csv" "$work/t2b/trace.csv" || fail "--threads 2 runs' traces differ"
 grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
   fail "result.json has no learned noise variance under scalar_parameters"
+
+# Sticking the landing on A' and B as well: trains, and the configuration says so.
+"$dkp" run --dataset yacht --model dwp --posterior abgw --depth 3 --steps 5 --test-samples 7 \
+  --stl mixing --out "$work/stlmix" --quiet >/dev/null || fail "dkp run --stl mixing"
+[ "$(nums "$work/stlmix" | wc -l)" = 3 ] || fail "--stl mixing run wrote no metrics"
+grep -q 'stl=mixing' "$work/stlmix/manifest.json" || fail "manifest.json lacks stl=mixing"
 
 # dkp predict: a finished run's predictions again, without training. At the run's test points
 # with the run's seed and threads it reproduces result.json's test_ll; the same points read from

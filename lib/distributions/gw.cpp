@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "autodiff/ops_linalg.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "linalg/triangular.hpp"
 #include "util/error.hpp"
@@ -227,6 +228,48 @@ Var abgw_log_prob(const PsdSample& sample, const FactoredA& A, const Var& B, int
   Var Bl = ad::tril(B);
   return abgw_log_prob_parts(sample, A.A_prime.n_rows(), factored_logdet(A), &Bl, nu, p,
                              "abgw_log_prob");
+}
+
+BartlettFactor factor_at_fixed_mixing(const BartlettFactor& f, const Var& A_prime,
+                                      const arma::mat& a_prime_inv, const Var* B) {
+  const arma::uword P = f.T.n_rows(), m = f.T.n_cols();
+  check_square(A_prime, P, "A'", "factor_at_fixed_mixing");
+  if (a_prime_inv.n_rows != P || a_prime_inv.n_cols != P) {
+    throw Error(fmt::format("distributions::factor_at_fixed_mixing: A'^{{-1}} is {}x{}, need {}x{}",
+                            a_prime_inv.n_rows, a_prime_inv.n_cols, P, P));
+  }
+  Tape& tape = f.T.tape();
+  // Y = A'_0^{-1} L^{-1} F = A'_0^{-1} A' T tril(B), whose lower-trapezoidal factor is T B_0 at
+  // the constant B_0 (as abgw_log_prob_at recovers it from G).
+  Var TB = f.T;
+  arma::mat right;  // D B_0^{-1}: columns signed like diag(B_0), then B_0 undone
+  if (B) {
+    check_square(*B, m, "B", "factor_at_fixed_mixing");
+    const Var Bl = ad::tril(*B);
+    const arma::mat B0 = arma::trimatl(B->val());
+    arma::mat B0_inv;
+    if (!arma::inv(B0_inv, arma::trimatl(B0))) {
+      throw Error("distributions::factor_at_fixed_mixing: B is singular");
+    }
+    right = arma::diagmat(arma::sign(arma::vec(B0.diag()))) * B0_inv;
+    TB = ad::matmul(TB, Bl);
+  }
+  const Var Y = ad::matmul(tape.constant(a_prime_inv), ad::matmul(A_prime, TB));
+  // Y = (Y_1; Y_2) = (W_1; W_2) Q^T with Q orthogonal: W_1 = chol(Y_1 Y_1^T),
+  // W_2 = Y_2 Y_1^T W_1^{-T}; then T = W D B_0^{-1}.
+  const Var Y1 = ad::submat(Y, 0, 0, m - 1, m - 1);
+  Var W1 = ad::cholesky(ad::matmul(Y1, Y1, false, true), "A-GW factor at fixed A'");
+  Var W2;
+  if (P > m) {
+    const Var Y2 = ad::submat(Y, m, 0, P - 1, m - 1);
+    W2 = ad::transpose(ad::solve_lower(W1, ad::matmul(Y1, Y2, false, true)));
+  }
+  if (B) {
+    const Var R = tape.constant(right);
+    W1 = ad::matmul(W1, R);
+    if (W2.valid()) W2 = ad::matmul(W2, R);
+  }
+  return {ad::square(ad::diag(W1)), W2.valid() ? ad::join_vert(W1, W2) : W1};
 }
 
 double abgw_log_prob_at(const arma::mat& G, const arma::mat& A, const arma::mat& B, int nu,

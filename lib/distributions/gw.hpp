@@ -98,6 +98,16 @@ Var agw_log_prob(const PsdSample& sample, const FactoredA& A, int nu, const Bart
 Var abgw_log_prob(const PsdSample& sample, const FactoredA& A, const Var& B, int nu,
                   const BartlettParams& p);
 
+/// The Bartlett factor of an A-GW / AB-GW sample as log Q sees it with A' (and B) held constant,
+/// for sticking the landing on them: T_q = W B_0^{-1} with W the lower-trapezoidal factor
+/// (columns signed like diag(B_0)) of Y = A'_0^{-1} L^{-1} F = A'_0^{-1} A' T tril(B), where
+/// A'_0^{-1} = `a_prime_inv` (a constant) and B_0 = B's value: T recovered from G at (A'_0, B_0),
+/// as abgw_log_prob_at does. T_q = T in value; its gradient is T's plus the change of the factor
+/// of the fixed G that a change of A' (B) makes, so log Q(G_sample; A'_0, B_0) built on it has
+/// the path gradient only. `B` is null for the A-GW.
+BartlettFactor factor_at_fixed_mixing(const BartlettFactor& f, const Var& A_prime,
+                                      const arma::mat& a_prime_inv, const Var* B);
+
 /// log Q(G) of eq. 14 at an arbitrary PSD G of rank m (plain values), recovering T as the AGW
 /// paper describes after eq. 14: C = A^{-1} G A^{-T}, T B = the lower-trapezoidal factor of C
 /// (columns signed like diag(B)), T = (T B) B^{-1}. Pass B = I (m x m) for the A-GW.

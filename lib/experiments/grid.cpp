@@ -197,7 +197,7 @@ std::string RunSpec::canonical() const {
   // The DIWP options only when set (delta_init: when not 1, see grid.hpp).
   if (delta_init_is_set(*this)) c += fmt::format("delta_init={}\n", delta_init);
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
-  if (!stl) c += "stl=off\n";
+  if (stl != "on") c += "stl=" + stl + "\n";
   if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
   if (hidden_ard) c += "hidden_ard=on\n";
   if (gi_precision != "shared") c += "gi_precision=" + gi_precision + "\n";
@@ -279,8 +279,10 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
   }
   if (const auto d = take("diwp_dof", false)) r.diwp_dof = *d;
   if (const auto st = take("stl", false)) {
-    if (*st != "off") throw DataError(fmt::format("run configuration: stl='{}'", *st));
-    r.stl = false;
+    if (*st != "off" && *st != "mixing") {
+      throw DataError(fmt::format("run configuration: stl='{}'", *st));
+    }
+    r.stl = *st;
   }
   if (const auto a = take("a_prime_scale", false)) r.a_prime_scale = number("a_prime_scale", *a);
   if (const auto h = take("hidden_ard", false)) {
@@ -332,7 +334,7 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
   if (delta_init_is_set(*this)) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
-  if (!stl) a.insert(a.end(), {"--stl", "off"});
+  if (stl != "on") a.insert(a.end(), {"--stl", stl});
   if (a_prime_scale != 1.0) {
     a.insert(a.end(), {"--a-prime-scale", fmt::format("{}", a_prime_scale)});
   }
@@ -402,7 +404,13 @@ void validate_run_spec(const RunSpec& s) {
     throw ConfigError(
         fmt::format("model {} takes no DIWP options (delta init, dof); only diwp does", s.model));
   }
-  if (s.model != "dwp" && !s.stl) {
+  if (s.stl != "on" && s.stl != "off" && s.stl != "mixing") {
+    throw ConfigError(fmt::format("--stl must be on, off or mixing (got '{}')", s.stl));
+  }
+  if (s.stl == "mixing" && s.posterior != "agw" && s.posterior != "abgw") {
+    throw ConfigError("--stl mixing is for the dwp's agw and abgw posteriors (A' and B)");
+  }
+  if (s.model != "dwp" && s.stl != "on") {
     throw ConfigError(
         fmt::format("model {} has no sticking-the-landing option (--stl); only dwp does", s.model));
   }

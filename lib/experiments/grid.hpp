@@ -99,9 +99,9 @@ struct RunSpec {
   /// results at e^4).
   double delta_init = models::kDiwpDeltaInit;  ///< --delta-init
   std::string diwp_dof = "point";              ///< --diwp-dof point | batch
-  /// DWP option of `dkp run`, joining the hash the same way: false drops sticking the landing
-  /// (--stl off).
-  bool stl = true;
+  /// DWP option of `dkp run`, joining the hash the same way (--stl): on (the Bartlett
+  /// parameters, GW paper appendix F), off, or mixing (A-GW / AB-GW: A' and B as well).
+  std::string stl = "on";
   /// DWP A-GW / AB-GW option of `dkp run` (--a-prime-scale), joining the hash the same way.
   double a_prime_scale = 1.0;
   /// Global-inducing DGP options of `dkp run`, joining the hash the same way: ARD lengthscales

@@ -122,6 +122,13 @@ Dwp::Shared Dwp::prepare(const VarMap& p) const {
       if (cfg_.a_prime_scale != 1.0) A_prime = ad::scale(A_prime, cfg_.a_prime_scale);
       sh.a_prime.push_back(A_prime);
       sh.logdet_a_prime.push_back(dist::log_abs_det(A_prime));
+      if (cfg_.stl_mixing) {
+        arma::mat inv;
+        if (!arma::inv(inv, A_prime.val())) {
+          throw Error(fmt::format("dwp: layer {} A' is singular", l));
+        }
+        sh.a_prime_inv.push_back(std::move(inv));
+      }
     }
   }
   return sh;
@@ -196,6 +203,21 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
         cfg_.posterior == DwpPosterior::Gw
             ? dist::FactoredA{}
             : dist::FactoredA{k.Lq, shared.a_prime[l - 1], shared.logdet_a_prime[l - 1]};
+    // Sticking the landing on A' and B (stl_mixing): log Q(G; A'_0, B_0) at the sample, with T
+    // recovered from G at the constant A'_0, B_0 (distributions::factor_at_fixed_mixing).
+    const auto log_q = [&](const dist::PsdSample& smp, const Var* Bm) {
+      if (!cfg_.stl_mixing) {
+        return Bm ? dist::abgw_log_prob(smp, A, *Bm, nu_int, bq)
+                  : dist::agw_log_prob(smp, A, nu_int, bq);
+      }
+      const dist::PsdSample sq{
+          smp.G, smp.F,
+          dist::factor_at_fixed_mixing(smp.bartlett, A.A_prime, shared.a_prime_inv[l - 1], Bm)};
+      const dist::FactoredA A0{k.Lq, tape.constant(A.A_prime.val()),
+                               tape.constant(A.log_abs_det_A_prime.val())};
+      return Bm ? dist::abgw_log_prob(sq, A0, tape.constant(Bm->val()), nu_int, bq)
+                : dist::agw_log_prob(sq, A0, nu_int, bq);
+    };
     switch (cfg_.posterior) {
       case DwpPosterior::Gw:
         s = dist::gw_sample(k.Lq, nu_int, bp, rng, cfg_.gamma_method);
@@ -203,12 +225,12 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
         break;
       case DwpPosterior::Agw:
         s = dist::agw_sample(A, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::agw_log_prob(s, A, nu_int, bq);
+        logq = log_q(s, nullptr);
         break;
       case DwpPosterior::Abgw: {
         const Var Bm = get(p, layer_key(l, "B"));
         s = dist::abgw_sample(A, Bm, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::abgw_log_prob(s, A, Bm, nu_int, bq);
+        logq = log_q(s, &Bm);
         break;
       }
     }
@@ -284,6 +306,7 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
       sh.a_prime.push_back(local(shared.a_prime[l]));
       sh.logdet_a_prime.push_back(local(shared.logdet_a_prime[l]));
     }
+    sh.a_prime_inv = shared.a_prime_inv;
     const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit),
                       local(first.tt), local(first.Lk),  local(first.Lp),
                       local(first.Lq), local(first.Ak),  local(first.sd)};

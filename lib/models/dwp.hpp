@@ -20,7 +20,8 @@
 // with T the generalised Bartlett factor (alpha, beta, mu, sigma; distributions/bartlett.hpp), and
 // the ELBO gets log W(G_ii; S, nu) - log Q(G_ii) at the sample (singular when nu < P). The
 // sticking-the-landing estimator (GW paper appendix F) is used for (alpha, beta, mu, sigma): they
-// enter log Q as constants, so their gradient flows only through the sample path.
+// enter log Q as constants, so their gradient flows only through the sample path. Optionally
+// (stl_mixing) A' and B too: log Q at constant A', B with T recovered from the sampled G.
 // Train/test points (GW paper eqs. 40-44): F_i is zero-padded to nu columns when nu > P, and
 //   F_t = K_ti K_ii^{-1} F_i + sqrt((k_tt - k_ti K_ii^{-1} k_it) / nu) Xi,   Xi ~ N(0, 1) B x nu,
 // independently per point; G = F F^T over [inducing; train/test], so the next layer's kernel is
@@ -60,6 +61,9 @@ struct DwpConfig {
   double log_prec_init = -4.0;       ///< output GIGP layer, as GiDgp (bayesfunc master)
   double noise_var_init = 1.0;       ///< bayesfunc NormalLearnedScale: log sigma = 0
   bool sticking_the_landing = true;  ///< GW paper appendix F
+  /// A-GW / AB-GW: sticking the landing for A' and B as well (they enter log Q as constants;
+  /// an unbiased estimator like the Bartlett parameters' STL). Off: the AGW paper says nothing.
+  bool stl_mixing = false;
   /// A-GW / AB-GW: A'_l = a_prime_scale Phi_l with Phi_l the stored parameter (init I / scale),
   /// so Adam's steps on A' are a_prime_scale times the learning rate (1: A' itself).
   double a_prime_scale = 1.0;
@@ -113,6 +117,8 @@ class Dwp final : public Model {
     std::vector<autodiff::Var> v_term;         ///< q_l exp(v_scale_l) V_l V_l^T, P x P
     /// A-GW / AB-GW: A'_l and log|det A'_l| (1 x 1), shared by every sample's A_l = L_Q A'_l.
     std::vector<autodiff::Var> a_prime, logdet_a_prime;
+    /// With stl_mixing: A'_l^{-1} (values), for log Q at constant A' (factor_at_fixed_mixing).
+    std::vector<arma::mat> a_prime_inv;
   };
   Shared prepare(const VarMap& p) const;
   /// What layer l computes from its inputs (F_i, F_t) before any sampling: the kernel blocks and,

@@ -107,6 +107,10 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.inducing = spec.inducing;
     cfg.posterior = parse_dwp_posterior(spec.posterior);  // empty -> gw
     cfg.sticking_the_landing = spec.sticking_the_landing;
+    cfg.stl_mixing = spec.stl_mixing;
+    if (cfg.stl_mixing && cfg.posterior == DwpPosterior::Gw) {
+      throw ConfigError("dwp: sticking the landing on A' and B needs the agw or abgw posterior");
+    }
     if (!(spec.a_prime_scale > 0.0) || !std::isfinite(spec.a_prime_scale)) {
       throw ConfigError(fmt::format("dwp: A' scale must be positive (got {})", spec.a_prime_scale));
     }

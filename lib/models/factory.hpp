@@ -24,6 +24,8 @@ struct ModelSpec {
   bool diwp_batch_dof = false;
   /// dwp: sticking the landing for the Bartlett parameters (DwpConfig::sticking_the_landing).
   bool sticking_the_landing = true;
+  /// dwp agw / abgw: sticking the landing for A' and B too (DwpConfig::stl_mixing).
+  bool stl_mixing = false;
   /// dwp agw / abgw: DwpConfig::a_prime_scale.
   double a_prime_scale = 1.0;
   /// dgp global-inducing: GiDgpConfig::hidden_ard and GiDgpConfig::per_output_precision.

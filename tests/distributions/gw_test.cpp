@@ -165,6 +165,60 @@ TEST_CASE("factored A = L A': the same samples and densities as A-GW / AB-GW wit
   }
 }
 
+TEST_CASE(
+    "factor_at_fixed_mixing: log Q at constant A'_0 and B is the density of G = L A' T B, in value "
+    "and gradient w.r.t. A'") {
+  // What sticking the landing on A' and B needs: A' |-> log Q(G(A'); L A'_0, B) with the draw T
+  // fixed. Its value must be abgw_log_prob_at (T recovered from G alone) at A' away from A'_0,
+  // and its gradient must match finite differences.
+  auto s = stream("agw-fixed-mixing");
+  for (const auto& [P, nu] :
+       std::vector<std::pair<arma::uword, int>>{{4, 2}, {6, 3}, {4, 4}, {3, 5}}) {
+    const arma::uword m = std::min<arma::uword>(P, static_cast<arma::uword>(nu));
+    const arma::mat L = random_factor(s, P);
+    const arma::mat A0 = arma::eye(P, P) + 0.4 * dkp::random::normal_matrix(s, P, P);
+    arma::mat B = arma::trimatl(arma::eye(m, m) + 0.3 * dkp::random::normal_matrix(s, m, m));
+    if (m > 1) B(1, 1) = -std::abs(B(1, 1));  // a negative diagonal entry is allowed
+    const auto pv = random_params(s, P, nu, 1.0);
+    arma::mat T;
+    {
+      Tape tape;
+      T = dd::agw_sample(tape.constant(A0), nu, pv.on(tape), s).bartlett.T.val();
+    }
+    const arma::mat A0_inv = arma::inv(A0);
+    for (bool with_b : {false, true}) {
+      // log Q(G(A'); A'_0, B) on the tape, G(A') = L A' T B.
+      const auto f = [&](Tape& tape, const std::vector<Var>& in) {
+        const Var& Ap = in[0];
+        const Var Tv = tape.constant(T);
+        const Var Bv = tape.constant(B);
+        const dd::BartlettFactor bf{tape.constant(arma::square(arma::vec(T.diag()))), Tv};
+        const Var F =
+            ad::matmul(tape.constant(L), ad::matmul(Ap, with_b ? ad::matmul(Tv, Bv) : Tv));
+        const dd::PsdSample smp{ad::matmul(F, F, false, true), F,
+                                dd::factor_at_fixed_mixing(bf, Ap, A0_inv, with_b ? &Bv : nullptr)};
+        const dd::FactoredA fa0 = dd::factor_a(tape.constant(L), tape.constant(A0));
+        const auto p = pv.on(tape);
+        return with_b ? dd::abgw_log_prob(smp, fa0, Bv, nu, p) : dd::agw_log_prob(smp, fa0, nu, p);
+      };
+      const arma::mat Bq = with_b ? B : arma::eye(m, m);
+      for (double step : {0.0, 0.2}) {
+        const arma::mat A1 = A0 + step * dkp::random::normal_matrix(s, P, P);
+        const arma::mat F1 = L * A1 * T * Bq;
+        const double expected = dd::abgw_log_prob_at(F1 * F1.t(), L * A0, Bq, nu, pv);
+        INFO("P = " << P << ", nu = " << nu << ", B " << with_b << ", |A' - A'_0| " << step);
+        Tape tape;
+        CHECK(f(tape, {tape.constant(A1)}).scalar() == doctest::Approx(expected).epsilon(1e-8));
+        ad::Tolerances tol;
+        tol.rel = 1e-4;  // entries reach 1e3 where G_11 is nearly singular
+        const auto r = ad::check_gradient(f, {A1}, tol);
+        INFO(r.detail);
+        CHECK(r.ok);
+      }
+    }
+  }
+}
+
 TEST_CASE("densities at an arbitrary G (T recovered from G) equal the densities from the parts") {
   auto s = stream("gw-density-at-G");
   for (const auto& [P, nu] :

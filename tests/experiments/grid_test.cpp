@@ -219,11 +219,17 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   CHECK(s.delta_init == dkp::models::kDiwpDeltaInit);
   CHECK(s.canonical().find("delta_init") == std::string::npos);
   RunSpec x = s;
-  x.stl = false;
+  x.stl = "off";
   CHECK(x.hash() != s.hash());
   CHECK(x.hash() != w.hash());
   CHECK(ends_with_line(x, "stl=off\n"));
   CHECK(option_value(x, "--stl") == "off");
+  RunSpec xm = s;
+  xm.stl = "mixing";
+  CHECK(xm.hash() != s.hash());
+  CHECK(xm.hash() != x.hash());
+  CHECK(ends_with_line(xm, "stl=mixing\n"));
+  CHECK(option_value(xm, "--stl") == "mixing");
   RunSpec y = s;
   y.a_prime_scale = 0.1;
   CHECK(y.hash() != s.hash());
@@ -346,12 +352,22 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.protocol.kl_anneal = 1000000;
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
   bad = s;
-  bad.stl = false;  // sticking the landing is a DWP option
+  bad.stl = "off";  // sticking the landing is a DWP option
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("only dwp"), dkp::ConfigError);
   bad.model = "dwp";
   bad.inference = "";
   bad.posterior = "agw";
   CHECK_NOTHROW(validate_run_spec(bad));
+  bad.stl = "mixing";
+  CHECK_NOTHROW(validate_run_spec(bad));
+  bad.stl = "yes";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("on, off or mixing"),
+                       dkp::ConfigError);
+  bad.stl = "mixing";
+  bad.posterior = "gw";  // the GW has no A' or B
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("agw and abgw"), dkp::ConfigError);
+  bad.posterior = "agw";
+  bad.stl = "off";
   bad.a_prime_scale = 0.1;
   CHECK_NOTHROW(validate_run_spec(bad));
   bad.a_prime_scale = -1.0;
@@ -431,7 +447,7 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   w.model = "dwp";
   w.inference.clear();
   w.posterior = "abgw";
-  w.stl = false;
+  w.stl = "mixing";
   w.a_prime_scale = 0.1;
   w.protocol.seed = 18446744073709551615ull;
   w.protocol.width = "min(input,30)";
@@ -476,6 +492,7 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   CHECK(has(error_of(replaced("steps=", "steps=1.5")), "not an integer"));
   CHECK(has(error_of(replaced("seed=", "seed=-")), "not a seed"));
   CHECK(has(error_of(c + "stl=on\n"), "stl='on'"));
+  CHECK(has(error_of(c + "stl=all\n"), "stl='all'"));
   CHECK(has(error_of(c + "hidden_ard=off\n"), "hidden_ard='off'"));
   // Parsable but not canonical: an option written at its default.
   CHECK(has(error_of(c + "a_prime_scale=1\n"), "not in canonical form"));

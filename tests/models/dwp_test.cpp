@@ -125,72 +125,106 @@ TEST_CASE("DWP --a-prime-scale c: the same model at A' = c Phi, Phi's gradient c
   }
 }
 
+namespace {
+
+bool is_mixing_param(const std::string& name) {
+  const auto ends_with = [&name](const std::string& suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".A_prime") || ends_with(".B");
+}
+
+// Two estimators of the same ELBO that differ by dropping a score term of log Q: `reduced` must
+// give the exact gradient of the estimate for every parameter `dropped` does not select, the
+// same gradient as `full` for those at every draw, and for the selected ones a difference that
+// is not zero at a draw and zero in expectation (4.5 standard errors over 400 draws).
+template <class Selected>
+void check_score_dropped(const DwpConfig& full_cfg, const DwpConfig& reduced_cfg,
+                         Selected dropped) {
+  const Tiny data = tiny_data(7, 2, 5);
+  dkp::random::Stream init1(3), init2(3);
+  const Dwp reduced(reduced_cfg, data.X, data.y, init1);
+  const Dwp full(full_cfg, data.X, data.y, init2);
+  std::vector<std::string> names;
+  std::vector<arma::mat> values;
+  jiggled(reduced.initial_parameters(), 17, names, values);
+
+  std::vector<size_t> others;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!dropped(names[i])) others.push_back(i);
+  ad::Tolerances tol;
+  tol.rel = 1e-5;
+  const auto r = ad::check_gradient(elbo_function(reduced, data, names, 777), values, tol, others);
+  INFO(r.detail);
+  CHECK(r.ok);
+
+  const size_t n = 400;
+  std::vector<arma::mat> sum, sumsq;
+  for (size_t i = 0; i < names.size(); ++i) {
+    sum.push_back(arma::zeros(values[i].n_rows, values[i].n_cols));
+    sumsq.push_back(arma::zeros(values[i].n_rows, values[i].n_cols));
+  }
+  bool any_nonzero = false;
+  for (size_t k = 0; k < n; ++k) {
+    const auto gr = ad::gradients(elbo_function(reduced, data, names, 1000 + k), values);
+    const auto gf = ad::gradients(elbo_function(full, data, names, 1000 + k), values);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const arma::mat d = gf[i] - gr[i];
+      if (!dropped(names[i])) {
+        CHECK(arma::abs(d).max() <= 1e-9 * (1.0 + arma::abs(gf[i]).max()));
+      } else if (arma::abs(d).max() > 1e-6) {
+        any_nonzero = true;
+      }
+      sum[i] += d;
+      sumsq[i] += arma::square(d);
+    }
+  }
+  CHECK(any_nonzero);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!dropped(names[i])) continue;
+    const arma::mat mean = sum[i] / double(n);
+    const arma::mat se = arma::sqrt((sumsq[i] / double(n) - arma::square(mean)) / double(n));
+    for (arma::uword e = 0; e < mean.n_elem; ++e) {
+      if (se[e] == 0.0) continue;  // entries Q does not read (upper triangles of mu, sigma, B)
+      INFO(names[i] << "[" << e << "] mean " << mean[e] << " se " << se[e]);
+      CHECK(std::abs(mean[e]) < 4.5 * se[e]);
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE(
     "DWP sticking the landing: only the Bartlett parameters' gradients change, by a "
     "zero-mean score term") {
   for (DwpPosterior post : kPosteriors) {
     CAPTURE(dkp::models::to_string(post));
-    const Tiny data = tiny_data(7, 2, 5);
     DwpConfig cfg = depth3_config(post);
     cfg.q_jitter = 0.0;
     cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
     DwpConfig cfg_full = cfg;
     cfg.sticking_the_landing = true;
     cfg_full.sticking_the_landing = false;
-    dkp::random::Stream init1(3), init2(3);
-    const Dwp stl(cfg, data.X, data.y, init1);
-    const Dwp full(cfg_full, data.X, data.y, init2);
-    std::vector<std::string> names;
-    std::vector<arma::mat> values;
-    jiggled(stl.initial_parameters(), 17, names, values);
+    check_score_dropped(cfg_full, cfg, is_bartlett_param);
+  }
+}
 
-    // With STL on, the non-Bartlett parameters still get the exact gradient of the estimate.
-    std::vector<size_t> others;
-    for (size_t i = 0; i < names.size(); ++i)
-      if (!is_bartlett_param(names[i])) others.push_back(i);
-    ad::Tolerances tol;
-    tol.rel = 1e-5;
-    const auto r = ad::check_gradient(elbo_function(stl, data, names, 777), values, tol, others);
-    INFO(r.detail);
-    CHECK(r.ok);
-
-    // The difference full - STL is the score of log Q w.r.t. the Bartlett parameters (times the
-    // KL weight / N): not zero at a draw, zero in expectation over draws.
-    const size_t n = 400;
-    std::vector<arma::mat> sum, sumsq;
-    bool any_nonzero = false;
-    for (size_t k = 0; k < n; ++k) {
-      const auto gs = ad::gradients(elbo_function(stl, data, names, 1000 + k), values);
-      const auto gf = ad::gradients(elbo_function(full, data, names, 1000 + k), values);
-      if (k == 0) {
-        sum.resize(names.size());
-        sumsq.resize(names.size());
-        for (size_t i = 0; i < names.size(); ++i) {
-          sum[i].zeros(values[i].n_rows, values[i].n_cols);
-          sumsq[i].zeros(values[i].n_rows, values[i].n_cols);
-        }
-      }
-      for (size_t i = 0; i < names.size(); ++i) {
-        const arma::mat d = gf[i] - gs[i];
-        if (!is_bartlett_param(names[i])) {
-          CHECK(arma::abs(d).max() <= 1e-10 * (1.0 + arma::abs(gf[i]).max()));
-        } else if (arma::abs(d).max() > 1e-6) {
-          any_nonzero = true;
-        }
-        sum[i] += d;
-        sumsq[i] += arma::square(d);
-      }
-    }
-    CHECK(any_nonzero);
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (!is_bartlett_param(names[i])) continue;
-      const arma::mat mean = sum[i] / double(n);
-      const arma::mat se = arma::sqrt((sumsq[i] / double(n) - arma::square(mean)) / double(n));
-      for (arma::uword e = 0; e < mean.n_elem; ++e) {
-        if (se[e] == 0.0) continue;  // entries Q does not read (upper triangle of mu, sigma)
-        INFO(names[i] << "[" << e << "] mean " << mean[e] << " se " << se[e]);
-        CHECK(std::abs(mean[e]) < 4.5 * se[e]);
-      }
+TEST_CASE(
+    "DWP sticking the landing on A' and B: only their gradients change, by a zero-mean score "
+    "term") {
+  for (DwpPosterior post : {DwpPosterior::Agw, DwpPosterior::Abgw}) {
+    for (size_t width : {3, 5}) {  // nu < P (T is 4 x 3) and nu > P (4 x 4)
+      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(width);
+      DwpConfig cfg = depth3_config(post);
+      cfg.width = width;
+      cfg.q_jitter = 0.0;
+      cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
+      cfg.sticking_the_landing = false;  // the Bartlett parameters' gradients exact too
+      DwpConfig cfg_mixing = cfg;
+      cfg_mixing.stl_mixing = true;
+      check_score_dropped(cfg, cfg_mixing, is_mixing_param);
     }
   }
 }
@@ -371,7 +405,9 @@ TEST_CASE("DWP predictions: one column per sample, finite, positive variances, s
   }
 }
 
-TEST_CASE("factory builds the DWP for gw, agw, abgw (empty: gw) and rejects other posteriors") {
+TEST_CASE(
+    "factory builds the DWP for gw, agw, abgw (empty: gw) and rejects other posteriors and STL on "
+    "A' for the GW") {
   const Tiny data = tiny_data(20, 3, 2);
   dkp::models::ModelSpec spec;
   spec.model = "dwp";
@@ -395,6 +431,12 @@ TEST_CASE("factory builds the DWP for gw, agw, abgw (empty: gw) and rejects othe
   spec.kernel = "relu";
   CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
   spec.kernel = "se";
+  spec.stl_mixing = true;  // the GW has no A' or B
+  CHECK_THROWS_WITH_AS(dkp::models::make_model(spec, data.X, data.y, init),
+                       doctest::Contains("agw or abgw"), dkp::ConfigError);
+  spec.posterior = "agw";
+  CHECK_NOTHROW(dkp::models::make_model(spec, data.X, data.y, init));
+  spec.stl_mixing = false;
   spec.model = "dwpp";
   CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
 }

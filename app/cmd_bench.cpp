@@ -54,11 +54,7 @@ int bench_model(const po::variables_map& vm) {
     spec.hidden_ard = vm["hidden-ard"].as<bool>();
     spec.per_output_precision = models::parse_gi_precision(vm["gi-precision"].as<std::string>());
     const std::string stl = vm["stl"].as<std::string>();
-    if (stl != "on" && stl != "off" && stl != "mixing") {
-      throw UsageError(fmt::format("--stl must be on, off or mixing, not '{}'", stl));
-    }
-    spec.sticking_the_landing = stl != "off";
-    spec.stl_mixing = stl == "mixing";
+    models::set_stl(spec, stl);
     random::Stream run(0);
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);

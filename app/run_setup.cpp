@@ -49,8 +49,7 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
                           size_t(spec.protocol.inducing)};
   mspec.delta_init = spec.delta_init;
   mspec.diwp_batch_dof = spec.diwp_dof == "batch";
-  mspec.sticking_the_landing = spec.stl != "off";
-  mspec.stl_mixing = spec.stl == "mixing";
+  models::set_stl(mspec, spec.stl);
   mspec.a_prime_scale = spec.a_prime_scale;
   mspec.hidden_ard = spec.hidden_ard;
   mspec.per_output_precision = models::parse_gi_precision(spec.gi_precision);

@@ -404,16 +404,6 @@ void validate_run_spec(const RunSpec& s) {
     throw ConfigError(
         fmt::format("model {} takes no DIWP options (delta init, dof); only diwp does", s.model));
   }
-  if (s.stl != "on" && s.stl != "off" && s.stl != "mixing") {
-    throw ConfigError(fmt::format("--stl must be on, off or mixing (got '{}')", s.stl));
-  }
-  if (s.stl == "mixing" && s.posterior != "agw" && s.posterior != "abgw") {
-    throw ConfigError("--stl mixing is for the dwp's agw and abgw posteriors (A' and B)");
-  }
-  if (s.model != "dwp" && s.stl != "on") {
-    throw ConfigError(
-        fmt::format("model {} has no sticking-the-landing option (--stl); only dwp does", s.model));
-  }
   if (!(s.a_prime_scale > 0.0) || !std::isfinite(s.a_prime_scale)) {
     throw ConfigError(fmt::format("A' scale must be positive (got {})", s.a_prime_scale));
   }
@@ -421,10 +411,13 @@ void validate_run_spec(const RunSpec& s) {
       !(s.model == "dwp" && (s.posterior == "agw" || s.posterior == "abgw"))) {
     throw ConfigError("--a-prime-scale applies to dwp with posterior agw or abgw only");
   }
-  models::ModelSpec options;  // the global-inducing DGP's options, checked by the factory's rule
+  // The global-inducing DGP's and the DWP's options, checked by the factory's rule.
+  models::ModelSpec options;
   options.model = s.model;
   options.inference = s.inference;
+  options.posterior = s.posterior;
   options.kernel = s.kernel;
+  models::set_stl(options, s.stl);
   options.hidden_ard = s.hidden_ard;
   options.per_output_precision = models::parse_gi_precision(s.gi_precision);
   models::check_model_options(options);

@@ -37,12 +37,29 @@ bool parse_gi_precision(const std::string& gi_precision) {
   return gi_precision == "per-output";
 }
 
+void set_stl(ModelSpec& spec, const std::string& stl) {
+  if (stl != "on" && stl != "off" && stl != "mixing") {
+    throw ConfigError(fmt::format("--stl must be on, off or mixing (got '{}')", stl));
+  }
+  spec.sticking_the_landing = stl != "off";
+  spec.stl_mixing = stl == "mixing";
+}
+
 void check_model_options(const ModelSpec& spec) {
   if ((spec.hidden_ard || spec.per_output_precision) &&
       !(spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "se")) {
     throw ConfigError(
         "--hidden-ard and --gi-precision apply to dgp with inference global-inducing only "
         "(kernel se)");
+  }
+  if ((!spec.sticking_the_landing || spec.stl_mixing) && spec.model != "dwp") {
+    throw ConfigError(fmt::format(
+        "model {} has no sticking-the-landing option (--stl); only dwp does", spec.model));
+  }
+  if (spec.stl_mixing && spec.posterior != "agw" && spec.posterior != "abgw") {
+    throw ConfigError(
+        "--stl mixing is for the dwp's agw and abgw posteriors (A' and B): the gw has neither; "
+        "use agw or abgw");
   }
 }
 
@@ -107,10 +124,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.inducing = spec.inducing;
     cfg.posterior = parse_dwp_posterior(spec.posterior);  // empty -> gw
     cfg.sticking_the_landing = spec.sticking_the_landing;
-    cfg.stl_mixing = spec.stl_mixing;
-    if (cfg.stl_mixing && cfg.posterior == DwpPosterior::Gw) {
-      throw ConfigError("dwp: sticking the landing on A' and B needs the agw or abgw posterior");
-    }
+    cfg.stl_mixing = spec.stl_mixing;  // checked by check_model_options
     if (!(spec.a_prime_scale > 0.0) || !std::isfinite(spec.a_prime_scale)) {
       throw ConfigError(fmt::format("dwp: A' scale must be positive (got {})", spec.a_prime_scale));
     }

@@ -36,8 +36,14 @@ struct ModelSpec {
 /// --gi-precision: "shared" is false, "per-output" true; anything else is a ConfigError.
 bool parse_gi_precision(const std::string& gi_precision);
 
+/// --stl, the score terms of log Q the DWP drops: "on" the Bartlett parameters'
+/// (sticking_the_landing), "off" none, "mixing" A' and B as well (stl_mixing). Sets both fields
+/// of `spec`; anything else is a ConfigError.
+void set_stl(ModelSpec& spec, const std::string& stl);
+
 /// Throws ConfigError when `spec` sets an option its model does not have (hidden_ard and
-/// per_output_precision belong to the global-inducing DGP with the SE kernel).
+/// per_output_precision belong to the global-inducing DGP with the SE kernel; sticking the
+/// landing other than the default to the DWP, and stl_mixing to its agw and abgw posteriors).
 void check_model_options(const ModelSpec& spec);
 
 /// Builds and initialises the model from the standardised training data. Models that have not

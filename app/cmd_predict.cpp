@@ -98,9 +98,10 @@ int cmd_predict(const std::vector<std::string>& args) {
   if (have_y) {
     const eval::RegressionMetrics m = eval::regression_metrics(pred.mean, pred.var, y, split.y_std);
     const arma::vec y_orig = split.y_to_original(y);
-    csv = predictions_csv(split, {m.pred_mean, m.pred_var}, &y_orig, &m.point_ll);
-    spdlog::info("{} points, {} samples: test_ll {:.17g}  test_rmse {:.17g}", X.n_rows, samples,
-                 m.test_ll, m.test_rmse);
+    csv = predictions_csv(split, m, y_orig);
+    spdlog::info("{} points, {} samples: test_ll {:.17g}  test_rmse {:.17g}  95% coverage {:.3f}",
+                 X.n_rows, samples, m.test_ll, m.test_rmse,
+                 eval::central_coverage(m.point_pit, 0.95));
   } else {
     csv = predictions_csv(split, eval::mixture_moments(pred.mean, pred.var));
     spdlog::info("{} points, {} samples", X.n_rows, samples);

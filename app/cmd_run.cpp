@@ -353,8 +353,7 @@ int cmd_run(const std::vector<std::string>& args) {
 
   if (vm.count("predictions")) {
     const arma::vec y = split.y_to_original(split.y_test);
-    util::write_file_atomic(vm["predictions"].as<std::string>(),
-                            predictions_csv(split, {m.pred_mean, m.pred_var}, &y, &m.point_ll));
+    util::write_file_atomic(vm["predictions"].as<std::string>(), predictions_csv(split, m, y));
   }
   // Cholesky factorisations and their jitter events (DESIGN.md section 4), by phase.
   util::Json chol = util::Json::object();
@@ -402,8 +401,9 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("elbo_se", er.se)
       .set("elbo_repeats", (unsigned long)er.repeats)
       .set("test_ll", m.test_ll)
-      .set("test_rmse", m.test_rmse)
-      .set("train_s", tr.train_seconds)
+      .set("test_rmse", m.test_rmse);
+  add_calibration(result, m);
+  result.set("train_s", tr.train_seconds)
       .set("step_s", tr.seconds_per_step)
       .set("n_train", (unsigned long)split.X_train.n_rows)
       .set("n_test", (unsigned long)split.X_test.n_rows)
@@ -420,9 +420,10 @@ int cmd_run(const std::vector<std::string>& args) {
   util::write_file_atomic(result_path, result.dump());
   spdlog::info(
       "{} split {} {}: elbo {:.4f} (mean of {}: {:.4f} +- {:.4f})  test_ll {:.4f}  test_rmse "
-      "{:.4f}  ({} train, {} predict)",
+      "{:.4f}  95% coverage {:.3f}  ({} train, {} predict)",
       spec.dataset, spec.split, spec.model, elbo, er.repeats, er.mean, er.se, m.test_ll,
-      m.test_rmse, fmt_duration(tr.train_seconds), fmt_duration(predict_s));
+      m.test_rmse, eval::central_coverage(m.point_pit, 0.95), fmt_duration(tr.train_seconds),
+      fmt_duration(predict_s));
   std::cout << result.dump(0) << "\n";
   return kExitOk;
 }

@@ -109,21 +109,45 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
   return tr;
 }
 
-std::string predictions_csv(const data::RegressionSplit& split, const eval::MixtureMoments& mm,
-                            const arma::vec* y, const arma::vec* log_density) {
-  const bool with_y = y != nullptr && log_density != nullptr;
-  std::string csv = with_y ? "index,y,mean,variance,log_density\n" : "index,mean,variance\n";
+namespace {
+
+std::string write_predictions(const data::RegressionSplit& split, const eval::MixtureMoments& mm,
+                              const eval::RegressionMetrics* m, const arma::vec* y) {
+  std::string csv = m ? "index,y,mean,variance,log_density,pit\n" : "index,mean,variance\n";
   const arma::vec mean = split.y_to_original(mm.mean);
   const arma::vec var = mm.var * split.y_std * split.y_std;
   for (arma::uword i = 0; i < mean.n_elem; ++i) {
-    if (with_y) {
-      csv += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g}\n", i, (*y)[i], mean[i], var[i],
-                         (*log_density)[i]);
+    if (m) {
+      csv += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n", i, (*y)[i], mean[i],
+                         var[i], m->point_ll[i], m->point_pit[i]);
     } else {
       csv += fmt::format("{},{:.17g},{:.17g}\n", i, mean[i], var[i]);
     }
   }
   return csv;
+}
+
+}  // namespace
+
+std::string predictions_csv(const data::RegressionSplit& split, const eval::MixtureMoments& mm) {
+  return write_predictions(split, mm, nullptr, nullptr);
+}
+
+std::string predictions_csv(const data::RegressionSplit& split, const eval::RegressionMetrics& m,
+                            const arma::vec& y_original) {
+  if (y_original.n_elem != m.pred_mean.n_elem) {
+    throw Error(fmt::format("predictions_csv: {} targets for {} points", y_original.n_elem,
+                            m.pred_mean.n_elem));
+  }
+  return write_predictions(split, {m.pred_mean, m.pred_var}, &m, &y_original);
+}
+
+void add_calibration(util::Json& result, const eval::RegressionMetrics& m) {
+  for (size_t k = 0; k < eval::kCoverageLevels.size(); ++k) {
+    result.set(fmt::format("test_coverage_{:.0f}", 100.0 * eval::kCoverageLevels[k]),
+               m.coverage[k]);
+  }
+  result.set("test_calibration_error", m.calibration_error);
 }
 
 }  // namespace dkp::cli

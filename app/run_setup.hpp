@@ -14,6 +14,7 @@
 #include "models/model.hpp"
 #include "random/stream.hpp"
 #include "training/checkpoint.hpp"
+#include "util/json.hpp"
 
 namespace dkp::cli {
 
@@ -46,9 +47,15 @@ struct TrainedRun {
 /// DataError when the manifest, the data or the checkpoint do not match.
 TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string& data_root_option);
 
-/// Predictions CSV in original units: `index,mean,variance`, with `y` and `log_density` after
-/// the index when `y` (original units) and the per-point log densities are given.
-std::string predictions_csv(const data::RegressionSplit& split, const eval::MixtureMoments& mm,
-                            const arma::vec* y = nullptr, const arma::vec* log_density = nullptr);
+/// Predictions CSV in original units: `index,mean,variance` (the predictive mixture's moments).
+std::string predictions_csv(const data::RegressionSplit& split, const eval::MixtureMoments& mm);
+
+/// With the targets: `index,y,mean,variance,log_density,pit`, where `m` are the metrics against
+/// the targets and `y_original` the targets in original units.
+std::string predictions_csv(const data::RegressionSplit& split, const eval::RegressionMetrics& m,
+                            const arma::vec& y_original);
+
+/// The calibration keys of result.json: test_coverage_50, _90, _95 and test_calibration_error.
+void add_calibration(util::Json& result, const eval::RegressionMetrics& m);
 
 }  // namespace dkp::cli

@@ -48,6 +48,18 @@ nums() { grep -E '"(elbo|test_ll|test_rmse)"' "$1/result.json"; }
 [ "$(nums "$work/t2a" | wc -l)" = 3 ] || fail "--threads 2 run wrote no metrics"
 [ "$(nums "$work/t2a")" = "$(nums "$work/t2b")" ] || fail "--threads 2 runs differ"
 grep -q '"elbo_se"' "$work/t2a/result.json" || fail "result.json has no elbo_se"
+# Calibration: coverages and the calibration error are fractions, and the predictions CSV's pit
+# column reproduces the 95% coverage (the test points inside the central interval [0.025, 0.975]).
+for k in test_coverage_50 test_coverage_90 test_coverage_95 test_calibration_error; do
+  grep -Eq "\"$k\": ?(0|1|0\.[0-9]+|[0-9.]+e-[0-9]+)[,}]" "$work/t2a/result.json" ||
+    fail "result.json: no fraction under $k"
+done
+[ "$(head -n 1 "$work/t2a.csv")" = "index,y,mean,variance,log_density,pit" ] ||
+  fail "predictions CSV header: $(head -n 1 "$work/t2a.csv")"
+cov=$(awk -F, 'NR > 1 { n++; if ($6 >= 0.025 && $6 <= 0.975) c++ } END { printf "%.17g", c / n }' "$work/t2a.csv")
+want=$(grep -Eo '"test_coverage_95": ?[^,}]+' "$work/t2a/result.json" | grep -Eo '[0-9][0-9.e+-]*$')
+[ "$(awk -v a="$cov" -v b="$want" 'BEGIN { print (a - b < 1e-12 && b - a < 1e-12) }')" = 1 ] ||
+  fail "the predictions' pit column gives 95% coverage $cov, result.json $want"
 # The training trace: the header and a row for the last step (5 steps, a row every 10 and at the
 # last), the same for both runs.
 [ "$(head -n 1 "$work/t2a/trace.csv")" = "step,elbo,expected_loglik,kl,kl_weight,lr" ] &&

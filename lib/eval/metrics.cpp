@@ -28,6 +28,45 @@ MixtureMoments mixture_moments(const arma::mat& mean, const arma::mat& var) {
   return mm;
 }
 
+arma::vec mixture_cdf(const arma::mat& mean, const arma::mat& var, const arma::vec& y) {
+  if (mean.n_rows != y.n_elem || var.n_rows != y.n_elem || mean.n_cols != var.n_cols ||
+      mean.n_cols == 0) {
+    throw Error(fmt::format("mixture_cdf: mean {}x{}, var {}x{}, y {}", mean.n_rows, mean.n_cols,
+                            var.n_rows, var.n_cols, y.n_elem));
+  }
+  arma::vec u(y.n_elem);
+  const double S = double(mean.n_cols);
+  for (arma::uword n = 0; n < y.n_elem; ++n) {
+    double sum = 0.0;
+    for (arma::uword s = 0; s < mean.n_cols; ++s) {
+      // Phi(z) = erfc(-z / sqrt 2) / 2, accurate in both tails.
+      sum += 0.5 * std::erfc((mean(n, s) - y[n]) / std::sqrt(2.0 * var(n, s)));
+    }
+    u[n] = sum / S;
+  }
+  return u;
+}
+
+double central_coverage(const arma::vec& pit, double level) {
+  if (!(level > 0.0 && level < 1.0)) {
+    throw Error(fmt::format("central_coverage: level {} is not in (0, 1)", level));
+  }
+  if (pit.n_elem == 0) throw Error("central_coverage: no points");
+  const double lo = 0.5 * (1.0 - level), hi = 0.5 * (1.0 + level);
+  return double(arma::accu(pit >= lo && pit <= hi)) / double(pit.n_elem);
+}
+
+double calibration_error(const arma::vec& pit) {
+  if (pit.n_elem == 0) throw Error("calibration_error: no points");
+  double sum = 0.0;
+  constexpr int kLevels = 19;
+  for (int k = 1; k <= kLevels; ++k) {
+    const double p = 0.05 * k;
+    sum += std::abs(double(arma::accu(pit <= p)) / double(pit.n_elem) - p);
+  }
+  return sum / kLevels;
+}
+
 RegressionMetrics regression_metrics(const arma::mat& mean, const arma::mat& var,
                                      const arma::vec& y, double y_std) {
   if (mean.n_rows != y.n_elem || var.n_rows != y.n_elem) {
@@ -44,6 +83,11 @@ RegressionMetrics regression_metrics(const arma::mat& mean, const arma::mat& var
   m.pred_mean = std::move(mm.mean);
   m.pred_var = std::move(mm.var);
   m.test_rmse = std::sqrt(arma::mean(arma::square(m.pred_mean - y))) * y_std;
+  m.point_pit = mixture_cdf(mean, var, y);
+  m.coverage.set_size(kCoverageLevels.size());
+  for (size_t k = 0; k < kCoverageLevels.size(); ++k)
+    m.coverage[k] = central_coverage(m.point_pit, kCoverageLevels[k]);
+  m.calibration_error = calibration_error(m.point_pit);
   return m;
 }
 

@@ -5,7 +5,15 @@
 //   test log-likelihood per point = log (1/S) sum_s N(y_n; m_ns, v_ns)  - log y_std
 //   (original units; averaged over points), and
 //   RMSE = sqrt(mean_n (y_n - mean_s m_ns)^2) * y_std.
+// Calibration (not in the papers; for researchers comparing predictive uncertainty): the PIT
+// (probability integral transform) of each test target under the mixture, u_n = (1/S) sum_s
+// Phi((y_n - m_ns) / sqrt(v_ns)); the coverage of the mixture's central (equal-tailed) c-interval,
+// the fraction of points with (1 - c)/2 <= u_n <= (1 + c)/2; and the calibration error,
+// mean over p = 0.05, 0.10, ..., 0.95 of |fraction of points with u_n <= p - p|
+// (Kuleshov et al. 2018). All are invariant to the units of y.
 #pragma once
+
+#include <array>
 
 #include <armadillo>
 
@@ -17,7 +25,13 @@ struct RegressionMetrics {
   arma::vec point_ll;      ///< per test point, original units
   arma::vec pred_mean;     ///< mixture mean, standardised units
   arma::vec pred_var;      ///< mixture variance, standardised units
+  arma::vec point_pit;     ///< per test point, the mixture's CDF at y (mixture_cdf)
+  arma::vec coverage;      ///< central_coverage at each of kCoverageLevels
+  double calibration_error = 0.0;
 };
+
+/// The central-interval levels whose coverage regression_metrics reports.
+inline constexpr std::array<double, 3> kCoverageLevels{0.5, 0.9, 0.95};
 
 /// Moments of the predictive mixture (1/S) sum_s N(m_ns, v_ns) per point.
 struct MixtureMoments {
@@ -31,6 +45,15 @@ MixtureMoments mixture_moments(const arma::mat& mean, const arma::mat& var);
 /// `mean` and `var` are N x S (points x samples), standardised units; y standardised.
 RegressionMetrics regression_metrics(const arma::mat& mean, const arma::mat& var,
                                      const arma::vec& y, double y_std);
+
+/// The mixture (1/S) sum_s N(m_ns, v_ns)'s CDF at y_n per point (the PIT); shapes as above.
+arma::vec mixture_cdf(const arma::mat& mean, const arma::mat& var, const arma::vec& y);
+
+/// Fraction of PIT values in [(1 - level)/2, (1 + level)/2]; 0 < level < 1.
+double central_coverage(const arma::vec& pit, double level);
+
+/// Mean over p = 0.05, 0.10, ..., 0.95 of |fraction of PIT values <= p - p|.
+double calibration_error(const arma::vec& pit);
 
 /// Row-wise log-mean-exp of an N x S matrix (stable).
 arma::vec log_mean_exp_rows(const arma::mat& a);

@@ -74,3 +74,82 @@ TEST_CASE("mixture moments without targets agree with the metrics' and with Mont
   CHECK_THROWS_AS(dkp::eval::mixture_moments(arma::zeros(2, 2), arma::ones(2, 3)), dkp::Error);
   CHECK_THROWS_AS(dkp::eval::mixture_moments(arma::zeros(1, 1), arma::zeros(1, 1)), dkp::Error);
 }
+
+TEST_CASE("the PIT is the mixture's CDF at the target") {
+  // Point 0: components centred at y (Phi = 1/2) and 1.96 sd below it (Phi(1.96) = 0.975).
+  // Point 1: one component, y one sd above (Phi(1) = 0.841344746068543).
+  const double z975 = 1.959963984540054, sd2 = 1.5;
+  const arma::mat mean = {{0.3, 0.3 - z975 * sd2}, {-1.0, -1.0}};
+  const arma::mat var = {{0.7, sd2 * sd2}, {4.0, 4.0}};
+  const arma::vec y = {0.3, 1.0};
+  const arma::vec u = dkp::eval::mixture_cdf(mean, var, y);
+  CHECK(u[0] == doctest::Approx(0.5 * (0.5 + 0.975)).epsilon(1e-12));
+  CHECK(u[1] == doctest::Approx(0.841344746068543).epsilon(1e-12));
+  // Far in the lower tail the CDF keeps its relative accuracy: Phi(-30) = 4.906713927148187e-198.
+  const arma::vec tail = dkp::eval::mixture_cdf(arma::mat(1, 1, arma::fill::value(30.0)),
+                                                arma::mat(1, 1, arma::fill::ones), arma::vec{0.0});
+  CHECK(tail[0] == doctest::Approx(4.906713927148187e-198).epsilon(1e-10));
+  // Invariant to the units: the same affine map of y, the means and the sds.
+  const arma::vec u2 = dkp::eval::mixture_cdf(3.0 * mean + 2.0, 9.0 * var, 3.0 * y + 2.0);
+  CHECK(arma::approx_equal(u, u2, "absdiff", 1e-14));
+  const auto m = dkp::eval::regression_metrics(mean, var, y, 2.0);
+  CHECK(arma::approx_equal(m.point_pit, u, "absdiff", 0.0));
+  CHECK_THROWS_AS(dkp::eval::mixture_cdf(mean, var, arma::vec{0.0}), dkp::Error);
+}
+
+TEST_CASE("coverage and calibration error of given PIT values") {
+  // PIT values 0.005, 0.015, ..., 0.995 (100 points, uniform, none on a boundary): the central
+  // 50% interval [0.25, 0.75] holds 50 of them, and each p = 0.05 k has exactly 100 p at or below.
+  const arma::vec even = arma::regspace(0.005, 0.01, 0.995);
+  REQUIRE(even.n_elem == 100);
+  CHECK(dkp::eval::central_coverage(even, 0.5) == doctest::Approx(0.5));
+  CHECK(dkp::eval::central_coverage(even, 0.9) == doctest::Approx(0.9));
+  CHECK(dkp::eval::calibration_error(even) == doctest::Approx(0.0).epsilon(1e-12));
+  // All PIT values 1/2 (every interval covers them, yet the predictive is far too wide):
+  // |F(p) - p| is p below 1/2 and 1 - p from 1/2, summing to 0.05 (45 + 55) = 5 over 19 levels.
+  const arma::vec half(10, arma::fill::value(0.5));
+  CHECK(dkp::eval::central_coverage(half, 0.5) == 1.0);
+  CHECK(dkp::eval::calibration_error(half) == doctest::Approx(5.0 / 19.0).epsilon(1e-12));
+  // All at 0.99: outside every central interval up to 98%.
+  const arma::vec high(4, arma::fill::value(0.99));
+  CHECK(dkp::eval::central_coverage(high, 0.95) == 0.0);
+  CHECK_THROWS_AS(dkp::eval::central_coverage(even, 1.0), dkp::Error);
+  CHECK_THROWS_AS(dkp::eval::central_coverage(even, 0.0), dkp::Error);
+  CHECK_THROWS_AS(dkp::eval::calibration_error(arma::vec()), dkp::Error);
+}
+
+TEST_CASE("coverage by Monte Carlo: targets drawn from the predictive, and from a wider one") {
+  // n points, each with its own 3-component mixture; y_n drawn from it (calibrated) and from the
+  // components widened 2x in sd (the predictive too narrow).
+  dkp::random::Stream rng = dkp::random::Stream(dkp::test::seed()).child("coverage", 0);
+  const arma::uword n = 20000, S = 3;
+  const arma::mat mean = 2.0 * dkp::random::normal_matrix(rng, n, S);
+  const arma::mat var = arma::exp(dkp::random::normal_matrix(rng, n, S));
+  const arma::mat z = dkp::random::normal_matrix(rng, n, 1);
+  arma::vec y(n), y_wide(n);
+  for (arma::uword i = 0; i < n; ++i) {
+    const arma::uword s = i % S;  // the component drawn: independent of the mixture's values
+    y[i] = mean(i, s) + std::sqrt(var(i, s)) * z(i, 0);
+    y_wide[i] = mean(i, s) + 2.0 * std::sqrt(var(i, s)) * z(i, 0);
+  }
+  const auto m = dkp::eval::regression_metrics(mean, var, y, 1.0);
+  for (size_t k = 0; k < dkp::eval::kCoverageLevels.size(); ++k) {
+    const double c = dkp::eval::kCoverageLevels[k];
+    CHECK(std::abs(m.coverage[k] - c) < 4.0 * std::sqrt(c * (1.0 - c) / double(n)));
+  }
+  // Each |F(p) - p| has standard error at most 1/(2 sqrt n); their mean is below 4 of those.
+  CHECK(m.calibration_error < 4.0 * 0.5 / std::sqrt(double(n)));
+  // Too narrow: for a single Gaussian the central c-interval m +- z_c sd covers y ~ N(m, 4 sd^2)
+  // with probability 2 Phi(z_c / 2) - 1; checked with S = 1 (the first component).
+  const arma::mat m1 = mean.col(0), v1 = var.col(0);
+  arma::vec y1(n);
+  for (arma::uword i = 0; i < n; ++i) y1[i] = m1(i, 0) + 2.0 * std::sqrt(v1(i, 0)) * z(i, 0);
+  const auto narrow = dkp::eval::regression_metrics(m1, v1, y1, 1.0);
+  const double z95 = 1.959963984540054;
+  const double want = std::erf(z95 / 2.0 / std::sqrt(2.0));  // 2 Phi(z/2) - 1
+  CHECK(std::abs(narrow.coverage[2] - want) < 4.0 * std::sqrt(want * (1.0 - want) / double(n)));
+  CHECK(narrow.calibration_error > 0.05);
+  // The mixture too narrow as well: coverage well below nominal.
+  const auto wide = dkp::eval::regression_metrics(mean, var, y_wide, 1.0);
+  CHECK(wide.coverage[2] < 0.9);
+}

@@ -175,7 +175,8 @@ Dwp::LayerPrep Dwp::prepare_layer(const VarMap& p, const Shared& shared, size_t 
 }
 
 Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPrep& first,
-                            const Var& X, random::Stream& rng, Trace* trace) const {
+                            const Var& X, random::Stream& rng, Trace* trace,
+                            bool with_logpq) const {
   ad::Tape& tape = X.tape();
   Var Fi = get(p, "inducing_inputs");
   Var Ft = X;
@@ -190,8 +191,12 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
       layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
                             get(p, layer_key(l, "L_scale"))};
       const layers::GigpOutput out = layers::gigp_forward(kb, gp, rng);
-      if (trace) trace->output_logpq = out.logpq.scalar();
-      return {out.f_mean, out.f_var, logpq + out.logpq};
+      if (trace) {
+        trace->output_logpq = out.logpq.scalar();
+        trace->f_mean = out.f_mean.val();
+        trace->f_var = out.f_var.val();
+      }
+      return {out.f_mean, out.f_var, with_logpq ? logpq + out.logpq : Var()};
     }
 
     // ---- hidden Wishart layer l: Q(G_ii^l | G_ii^{l-1}) and P(G_ii^l | G_ii^{l-1}) ----
@@ -225,22 +230,24 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
     switch (cfg_.posterior) {
       case DwpPosterior::Gw:
         s = dist::gw_sample(k.Lq, nu_int, bp, rng, cfg_.gamma_method);
-        logq = dist::gw_log_prob(s, k.Lq, nu_int, bq);
+        if (with_logpq) logq = dist::gw_log_prob(s, k.Lq, nu_int, bq);
         break;
       case DwpPosterior::Agw:
         s = dist::agw_sample(A, nu_int, bp, rng, cfg_.gamma_method);
-        logq = log_q(s, nullptr);
+        if (with_logpq) logq = log_q(s, nullptr);
         break;
       case DwpPosterior::Abgw: {
         const Var Bm = get(p, layer_key(l, "B"));
         s = dist::abgw_sample(A, Bm, nu_int, bp, rng, cfg_.gamma_method);
-        logq = log_q(s, &Bm);
+        if (with_logpq) logq = log_q(s, &Bm);
         break;
       }
     }
-    const Var logp = dist::wishart_log_prob_factor(s.F, k.Lp, nu);
-    const Var layer_logpq = logp - logq;
-    logpq = logpq + layer_logpq;
+    Var layer_logpq;
+    if (with_logpq) {
+      layer_logpq = dist::wishart_log_prob_factor(s.F, k.Lp, nu) - logq;
+      logpq = logpq + layer_logpq;
+    }
 
     // ---- train/test features from the conditional prior (GW paper eqs. 40-44) ----
     const Var Fi_new =
@@ -314,7 +321,7 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
     const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit),
                       local(first.tt), local(first.Lk),  local(first.Lp),
                       local(first.Lq), local(first.Ak),  local(first.sd)};
-    const SampleOut o = forward(p, sh, k, tape.constant(X), rng, nullptr);
+    const SampleOut o = forward(p, sh, k, tape.constant(X), rng, nullptr, false);
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
     pred.chol.merge(tape.chol_stats());

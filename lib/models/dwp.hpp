@@ -101,6 +101,7 @@ class Dwp final : public Model {
     std::vector<arma::mat> features;  ///< per hidden layer: [F_i; F_t], (P + B) x nu, G = F F^T
     std::vector<double> layer_logpq;  ///< per hidden layer: log P(G_ii) - log Q(G_ii)
     double output_logpq = 0.0;        ///< the GIGP layer's log p(u) - log q(u)
+    arma::vec f_mean, f_var;          ///< the output layer's latent mean and variance, B x 1
   };
   Trace trace(const ParamMap& params, const arma::mat& X, random::Stream& rng) const;
 
@@ -137,8 +138,11 @@ class Dwp final : public Model {
   LayerPrep prepare_layer(const VarMap& p, const Shared& shared, size_t l, const autodiff::Var& Fi,
                           const autodiff::Var& Ft) const;
   /// One sample through every layer, layer 1's part given (prepare_layer(p, shared, 1, ...)).
+  /// Without `with_logpq` (prediction) the hidden layers' log P - log Q is not evaluated and
+  /// SampleOut::logpq is left empty; the draws, and so the outputs, are the same.
   SampleOut forward(const VarMap& p, const Shared& shared, const LayerPrep& first,
-                    const autodiff::Var& X, random::Stream& rng, Trace* trace) const;
+                    const autodiff::Var& X, random::Stream& rng, Trace* trace,
+                    bool with_logpq = true) const;
 
   DwpConfig cfg_;
   size_t d0_ = 0, width_ = 0, m_ = 0;  // m = min(P, nu) Bartlett columns

@@ -405,6 +405,32 @@ TEST_CASE("DWP predictions: one column per sample, finite, positive variances, s
   }
 }
 
+TEST_CASE("DWP prediction skips log P - log Q but follows the ELBO's path: sample 0 = the trace") {
+  // predict() runs forward() without the hidden layers' log densities; trace() runs it with them.
+  // From the same stream, the first sample's draws and outputs must be the same, bit for bit.
+  const Tiny data = tiny_data(30, 3, 1);
+  for (DwpPosterior post : kPosteriors) {
+    CAPTURE(dkp::models::to_string(post));
+    DwpConfig cfg;
+    cfg.depth = 3;
+    cfg.inducing = 10;
+    cfg.posterior = post;
+    dkp::random::Stream init(3);
+    const Dwp model(cfg, data.X, data.y, init);
+    const arma::mat X = data.X.rows(0, 6);
+    dkp::random::Stream r1(11), r2(11);
+    const auto pred = model.predict(model.initial_parameters(), X, 3, r1);
+    const Dwp::Trace t = model.trace(model.initial_parameters(), X, r2);
+    REQUIRE(t.f_mean.n_elem == X.n_rows);
+    CHECK(arma::approx_equal(pred.mean.col(0), t.f_mean, "absdiff", 0.0));
+    const double noise = std::exp(model.initial_parameters().at("likelihood.log_noise_var")(0, 0));
+    CHECK(arma::approx_equal(pred.var.col(0), t.f_var + noise, "absdiff", 0.0));
+    CHECK(std::isfinite(t.layer_logpq.at(0)));
+    // The later samples are other draws.
+    CHECK(arma::abs(pred.mean.col(1) - pred.mean.col(0)).max() > 0.0);
+  }
+}
+
 TEST_CASE(
     "factory builds the DWP for gw, agw, abgw (empty: gw) and rejects other posteriors and STL on "
     "A' for the GW") {

@@ -64,6 +64,9 @@ po::options_description run_options() {
     ("a-prime-scale", po::value<double>()->default_value(1.0),
      "dwp agw|abgw: A' = c Phi with Phi the optimised parameter (init I / c), so Adam's steps on "
      "A' are c times the learning rate")
+    ("mu-param", po::value<std::string>()->default_value("direct"),
+     "dwp: the Bartlett means' parameter: direct (mu itself) | bayesfunc (mu = mu_raw / sqrt(m), "
+     "m = min(P, nu), as bayesfunc's WishartLayer, so Adam's steps on mu are lr / sqrt(m))")
     ("hidden-ard", po::bool_switch(),
      "dgp global-inducing: ARD lengthscales in every layer, not only the first (changes the "
      "prior; the DWP papers' DGP has one lengthscale per hidden layer)")
@@ -200,6 +203,7 @@ int cmd_run(const std::vector<std::string>& args) {
   spec.diwp_dof = vm["diwp-dof"].as<std::string>();
   spec.stl = vm["stl"].as<std::string>();  // checked with the rest of the spec
   spec.a_prime_scale = vm["a-prime-scale"].as<double>();
+  spec.mu_param = vm["mu-param"].as<std::string>();  // checked with the rest of the spec
   spec.hidden_ard = vm["hidden-ard"].as<bool>();
   spec.gi_precision = vm["gi-precision"].as<std::string>();
   auto& p = spec.protocol;

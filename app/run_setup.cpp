@@ -51,6 +51,7 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
   mspec.diwp_batch_dof = spec.diwp_dof == "batch";
   models::set_stl(mspec, spec.stl);
   mspec.a_prime_scale = spec.a_prime_scale;
+  mspec.mu_raw = models::parse_mu_param(spec.mu_param);
   mspec.hidden_ard = spec.hidden_ard;
   mspec.per_output_precision = models::parse_gi_precision(spec.gi_precision);
   return models::make_model(mspec, split.X_train, split.y_train, init);

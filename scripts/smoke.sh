@@ -36,6 +36,8 @@ expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior agw --stl maybe -
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --stl off --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --stl mixing --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --a-prime-scale 0.1 --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model dwp --mu-param scaled --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model dgp --mu-param bayesfunc --out "$work/bad"
 [ ! -e "$work/bad" ] || fail "a failed run left $work/bad behind"
 
 # Two threads sharing the samples: the same numbers twice.
@@ -74,6 +76,10 @@ grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
   --stl mixing --out "$work/stlmix" --quiet >/dev/null || fail "dkp run --stl mixing"
 [ "$(nums "$work/stlmix" | wc -l)" = 3 ] || fail "--stl mixing run wrote no metrics"
 grep -q 'stl=mixing' "$work/stlmix/manifest.json" || fail "manifest.json lacks stl=mixing"
+# The Bartlett means parameterised as bayesfunc does (mu = mu_raw / sqrt(m)).
+"$dkp" run --dataset yacht --model dwp --posterior gw --depth 3 --steps 5 --test-samples 7 \
+  --mu-param bayesfunc --out "$work/muraw" --quiet >/dev/null || fail "dkp run --mu-param bayesfunc"
+grep -q 'mu_param=bayesfunc' "$work/muraw/manifest.json" || fail "manifest.json lacks mu_param"
 
 # dkp predict: a finished run's predictions again, without training. At the run's test points
 # with the run's seed and threads it reproduces result.json's test_ll; the same points read from
@@ -89,6 +95,7 @@ predict_same() {
     fail "dkp predict --run $1 gives test_ll '$got', the run '$want'"
 }
 predict_same "$work/t2a" "$work/pred.csv"
+predict_same "$work/muraw" "$work/pmu.csv"  # the option read back from the manifest
 ydir="$(sed -nE 's/.*"data_root": ?"([^"]+)".*/\1/p' "$work/t2a/manifest.json")/uci/yacht/data"
 [ -f "$ydir/data.txt" ] || fail "yacht data not found at $ydir"
 {

@@ -199,6 +199,7 @@ std::string RunSpec::canonical() const {
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
   if (stl != "on") c += "stl=" + stl + "\n";
   if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
+  if (mu_param != "direct") c += "mu_param=" + mu_param + "\n";
   if (hidden_ard) c += "hidden_ard=on\n";
   if (gi_precision != "shared") c += "gi_precision=" + gi_precision + "\n";
   return c;
@@ -285,6 +286,10 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     r.stl = *st;
   }
   if (const auto a = take("a_prime_scale", false)) r.a_prime_scale = number("a_prime_scale", *a);
+  if (const auto mp = take("mu_param", false)) {
+    if (*mp != "bayesfunc") throw DataError(fmt::format("run configuration: mu_param='{}'", *mp));
+    r.mu_param = *mp;
+  }
   if (const auto h = take("hidden_ard", false)) {
     if (*h != "on") throw DataError(fmt::format("run configuration: hidden_ard='{}'", *h));
     r.hidden_ard = true;
@@ -338,6 +343,7 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   if (a_prime_scale != 1.0) {
     a.insert(a.end(), {"--a-prime-scale", fmt::format("{}", a_prime_scale)});
   }
+  if (mu_param != "direct") a.insert(a.end(), {"--mu-param", mu_param});
   if (hidden_ard) a.push_back("--hidden-ard");
   if (gi_precision != "shared") a.insert(a.end(), {"--gi-precision", gi_precision});
   a.insert(a.end(), {"--seed", std::to_string(p.seed)});
@@ -418,6 +424,7 @@ void validate_run_spec(const RunSpec& s) {
   options.posterior = s.posterior;
   options.kernel = s.kernel;
   models::set_stl(options, s.stl);
+  options.mu_raw = models::parse_mu_param(s.mu_param);
   options.hidden_ard = s.hidden_ard;
   options.per_output_precision = models::parse_gi_precision(s.gi_precision);
   models::check_model_options(options);

@@ -104,6 +104,8 @@ struct RunSpec {
   std::string stl = "on";
   /// DWP A-GW / AB-GW option of `dkp run` (--a-prime-scale), joining the hash the same way.
   double a_prime_scale = 1.0;
+  /// DWP option of `dkp run` (--mu-param direct | bayesfunc), joining the hash the same way.
+  std::string mu_param = "direct";
   /// Global-inducing DGP options of `dkp run`, joining the hash the same way: ARD lengthscales
   /// in every layer (--hidden-ard) and the pseudo-likelihood precision shared by a layer's
   /// output columns or one per column (--gi-precision shared | per-output).

@@ -68,8 +68,10 @@ Dwp::Dwp(const DwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_trai
     for (size_t j = 0; j < m_; ++j) log_alpha(j, 0) = std::log(0.5 * double(width_ - j));
     init_[layer_key(l, "log_alpha")] = log_alpha;
     init_[layer_key(l, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
+    // The same initial mu either way: N(0, mu_init_scale^2 / m) (bayesfunc: mu_raw ~ N(0, 1)).
     init_[layer_key(l, "mu")] =
-        random::normal_matrix(init, P, m_) * (cfg.mu_init_scale / std::sqrt(double(m_)));
+        random::normal_matrix(init, P, m_) *
+        (cfg.mu_raw ? cfg.mu_init_scale : cfg.mu_init_scale / std::sqrt(double(m_)));
     init_[layer_key(l, "log_sigma")] = arma::mat(P, m_, arma::fill::value(cfg.log_sigma_init));
     if (cfg.posterior != DwpPosterior::Gw) {
       init_[layer_key(l, "A_prime")] = arma::eye(P, P) / cfg.a_prime_scale;
@@ -202,7 +204,9 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
     // ---- hidden Wishart layer l: Q(G_ii^l | G_ii^{l-1}) and P(G_ii^l | G_ii^{l-1}) ----
     const dist::BartlettParams bp{
         ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_beta"))),
-        get(p, layer_key(l, "mu")), ad::exp(get(p, layer_key(l, "log_sigma")))};
+        cfg_.mu_raw ? ad::scale(get(p, layer_key(l, "mu")), 1.0 / std::sqrt(double(m_)))
+                    : get(p, layer_key(l, "mu")),
+        ad::exp(get(p, layer_key(l, "log_sigma")))};
     // Sticking the landing: the Bartlett parameters enter log Q as constants.
     const dist::BartlettParams bq = cfg_.sticking_the_landing ? dist::detached(bp) : bp;
     dist::PsdSample s;

@@ -68,6 +68,10 @@ struct DwpConfig {
   /// A-GW / AB-GW: A'_l = a_prime_scale Phi_l with Phi_l the stored parameter (init I / scale),
   /// so Adam's steps on A' are a_prime_scale times the learning rate (1: A' itself).
   double a_prime_scale = 1.0;
+  /// Bartlett means as bayesfunc's WishartLayer holds them: mu = mu_raw / sqrt(m) with mu_raw the
+  /// stored parameter (its `mu_unscaled`, init N(0, mu_init_scale^2)), so Adam's steps on mu are
+  /// the learning rate / sqrt(m). False: mu itself is the parameter (steps of the learning rate).
+  bool mu_raw = false;
   /// How the Bartlett Gamma draws are made; Inversion makes a fixed seed a smooth function of the
   /// parameters (gradient tests), Rejection is fast (what torch does).
   distributions::GammaMethod gamma_method = distributions::GammaMethod::Rejection;

@@ -45,6 +45,13 @@ void set_stl(ModelSpec& spec, const std::string& stl) {
   spec.stl_mixing = stl == "mixing";
 }
 
+bool parse_mu_param(const std::string& mu_param) {
+  if (mu_param != "direct" && mu_param != "bayesfunc") {
+    throw ConfigError(fmt::format("--mu-param must be direct or bayesfunc (got '{}')", mu_param));
+  }
+  return mu_param == "bayesfunc";
+}
+
 void check_model_options(const ModelSpec& spec) {
   if ((spec.hidden_ard || spec.per_output_precision) &&
       !(spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "se")) {
@@ -55,6 +62,10 @@ void check_model_options(const ModelSpec& spec) {
   if ((!spec.sticking_the_landing || spec.stl_mixing) && spec.model != "dwp") {
     throw ConfigError(fmt::format(
         "model {} has no sticking-the-landing option (--stl); only dwp does", spec.model));
+  }
+  if (spec.mu_raw && spec.model != "dwp") {
+    throw ConfigError(
+        fmt::format("model {} has no Bartlett means (--mu-param); only dwp does", spec.model));
   }
   if (spec.stl_mixing && spec.posterior != "agw" && spec.posterior != "abgw") {
     throw ConfigError(
@@ -125,6 +136,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.posterior = parse_dwp_posterior(spec.posterior);  // empty -> gw
     cfg.sticking_the_landing = spec.sticking_the_landing;
     cfg.stl_mixing = spec.stl_mixing;  // checked by check_model_options
+    cfg.mu_raw = spec.mu_raw;
     if (!(spec.a_prime_scale > 0.0) || !std::isfinite(spec.a_prime_scale)) {
       throw ConfigError(fmt::format("dwp: A' scale must be positive (got {})", spec.a_prime_scale));
     }

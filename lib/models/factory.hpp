@@ -28,6 +28,8 @@ struct ModelSpec {
   bool stl_mixing = false;
   /// dwp agw / abgw: DwpConfig::a_prime_scale.
   double a_prime_scale = 1.0;
+  /// dwp: DwpConfig::mu_raw (--mu-param bayesfunc).
+  bool mu_raw = false;
   /// dgp global-inducing: GiDgpConfig::hidden_ard and GiDgpConfig::per_output_precision.
   bool hidden_ard = false;
   bool per_output_precision = false;
@@ -41,9 +43,14 @@ bool parse_gi_precision(const std::string& gi_precision);
 /// of `spec`; anything else is a ConfigError.
 void set_stl(ModelSpec& spec, const std::string& stl);
 
+/// --mu-param: "direct" (mu is the parameter) or "bayesfunc" (mu = mu_raw / sqrt(m), mu_raw the
+/// parameter: DwpConfig::mu_raw); anything else is a ConfigError.
+bool parse_mu_param(const std::string& mu_param);
+
 /// Throws ConfigError when `spec` sets an option its model does not have (hidden_ard and
 /// per_output_precision belong to the global-inducing DGP with the SE kernel; sticking the
-/// landing other than the default to the DWP, and stl_mixing to its agw and abgw posteriors).
+/// landing other than the default and mu_raw to the DWP, and stl_mixing to its agw and abgw
+/// posteriors).
 void check_model_options(const ModelSpec& spec);
 
 /// Builds and initialises the model from the standardised training data. Models that have not

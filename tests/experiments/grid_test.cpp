@@ -232,6 +232,12 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   y.a_prime_scale = 0.1;
   CHECK(y.hash() != s.hash());
   CHECK(ends_with_line(y, "a_prime_scale=0.1\n"));
+  RunSpec mu = s;
+  mu.mu_param = "bayesfunc";
+  CHECK(mu.hash() != s.hash());
+  CHECK(ends_with_line(mu, "mu_param=bayesfunc\n"));
+  CHECK(option_value(mu, "--mu-param") == "bayesfunc");
+  CHECK(option_value(s, "--mu-param") == "<absent>");
   RunSpec h = s;
   h.hidden_ard = true;
   CHECK(h.hash() != s.hash());
@@ -373,6 +379,15 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.a_prime_scale = 0.1;
   bad.posterior = "gw";  // the GW has no A'
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("agw or abgw"), dkp::ConfigError);
+  bad.a_prime_scale = 1.0;
+  bad.mu_param = "bayesfunc";  // every DWP posterior has Bartlett means
+  CHECK_NOTHROW(validate_run_spec(bad));
+  bad.mu_param = "raw";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("direct or bayesfunc"),
+                       dkp::ConfigError);
+  bad = s;
+  bad.mu_param = "bayesfunc";  // a DWP option
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("only dwp"), dkp::ConfigError);
   bad = s;
   bad.model = "dgp";
   bad.inference = "global-inducing";
@@ -447,6 +462,7 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   w.posterior = "abgw";
   w.stl = "mixing";
   w.a_prime_scale = 0.1;
+  w.mu_param = "bayesfunc";
   w.protocol.seed = 18446744073709551615ull;
   w.protocol.width = "min(input,30)";
   specs.push_back(w);
@@ -465,6 +481,7 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
     CHECK(r.protocol == s.protocol);
     CHECK(r.hidden_ard == s.hidden_ard);
     CHECK(r.gi_precision == s.gi_precision);
+    CHECK(r.mu_param == s.mu_param);
   }
 
   const std::string c = specs.front().canonical();
@@ -492,6 +509,7 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   CHECK(has(error_of(c + "stl=on\n"), "stl='on'"));
   CHECK(has(error_of(c + "stl=all\n"), "stl='all'"));
   CHECK(has(error_of(c + "hidden_ard=off\n"), "hidden_ard='off'"));
+  CHECK(has(error_of(c + "mu_param=direct\n"), "mu_param='direct'"));
   // Parsable but not canonical: an option written at its default.
   CHECK(has(error_of(c + "a_prime_scale=1\n"), "not in canonical form"));
   CHECK(error_of(c).empty());

@@ -87,41 +87,66 @@ TEST_CASE("DWP ELBO gradients match finite differences for every parameter (all 
   }
 }
 
+namespace {
+
+// A reparameterisation x = c Phi of the parameters named *`suffix` (every hidden layer's), Phi the
+// stored parameter of the `scaled` model: it initialises Phi = x / c (the same draws), gives the
+// same ELBO estimate at Phi = x / c, and Phi's gradient is c times x's; every other parameter's
+// is unchanged.
+void check_reparameterised(const DwpConfig& cfg, const DwpConfig& scaled, const std::string& suffix,
+                           double c) {
+  const Tiny data = tiny_data(7, 2, 11);
+  dkp::random::Stream init1(4), init2(4);
+  const Dwp plain(cfg, data.X, data.y, init1);
+  const Dwp sc(scaled, data.X, data.y, init2);
+  std::vector<std::string> names;
+  std::vector<arma::mat> values;
+  jiggled(plain.initial_parameters(), 23, names, values);
+  const auto selected = [&suffix](const std::string& name) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  std::vector<arma::mat> phi_values = values;
+  size_t n_selected = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!selected(names[i])) continue;
+    phi_values[i] = values[i] / c;
+    CHECK(arma::approx_equal(sc.initial_parameters().at(names[i]),
+                             plain.initial_parameters().at(names[i]) / c, "reldiff", 1e-14));
+    ++n_selected;
+  }
+  CHECK(n_selected == cfg.depth - 1);  // one per hidden layer
+  const double e1 = ad::evaluate(elbo_function(plain, data, names, 31), values);
+  const double e2 = ad::evaluate(elbo_function(sc, data, names, 31), phi_values);
+  CHECK(e2 == doctest::Approx(e1).epsilon(1e-12));
+  const auto g1 = ad::gradients(elbo_function(plain, data, names, 31), values);
+  const auto g2 = ad::gradients(elbo_function(sc, data, names, 31), phi_values);
+  for (size_t i = 0; i < names.size(); ++i) {
+    CAPTURE(names[i]);
+    const double f = selected(names[i]) ? c : 1.0;
+    CHECK(arma::abs(g2[i] - f * g1[i]).max() <= 1e-9 * (1.0 + arma::abs(g1[i]).max()));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("DWP --a-prime-scale c: the same model at A' = c Phi, Phi's gradient c times A''s") {
   for (DwpPosterior post : {DwpPosterior::Agw, DwpPosterior::Abgw}) {
     CAPTURE(dkp::models::to_string(post));
-    const Tiny data = tiny_data(7, 2, 11);
     const DwpConfig cfg = depth3_config(post);
     DwpConfig scaled = cfg;
     scaled.a_prime_scale = 0.1;
-    dkp::random::Stream init1(4), init2(4);
-    const Dwp plain(cfg, data.X, data.y, init1);
-    const Dwp sc(scaled, data.X, data.y, init2);
-    std::vector<std::string> names;
-    std::vector<arma::mat> values;
-    jiggled(plain.initial_parameters(), 23, names, values);
-    // The scaled model's parameters: Phi = A' / c, everything else equal.
-    std::vector<arma::mat> phi_values = values;
-    size_t n_aprime = 0;
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i].find("A_prime") != std::string::npos) {
-        phi_values[i] = values[i] / 0.1;
-        CHECK(arma::approx_equal(sc.initial_parameters().at(names[i]),
-                                 plain.initial_parameters().at(names[i]) / 0.1, "reldiff", 1e-15));
-        ++n_aprime;
-      }
-    }
-    CHECK(n_aprime == 2);
-    const double e1 = ad::evaluate(elbo_function(plain, data, names, 31), values);
-    const double e2 = ad::evaluate(elbo_function(sc, data, names, 31), phi_values);
-    CHECK(e2 == doctest::Approx(e1).epsilon(1e-12));
-    const auto g1 = ad::gradients(elbo_function(plain, data, names, 31), values);
-    const auto g2 = ad::gradients(elbo_function(sc, data, names, 31), phi_values);
-    for (size_t i = 0; i < names.size(); ++i) {
-      CAPTURE(names[i]);
-      const double c = names[i].find("A_prime") != std::string::npos ? 0.1 : 1.0;
-      CHECK(arma::abs(g2[i] - c * g1[i]).max() <= 1e-9 * (1.0 + arma::abs(g1[i]).max()));
-    }
+    check_reparameterised(cfg, scaled, ".A_prime", 0.1);
+  }
+}
+
+TEST_CASE("DWP --mu-param bayesfunc: mu = mu_raw / sqrt(m), mu_raw's gradient mu's / sqrt(m)") {
+  for (DwpPosterior post : kPosteriors) {
+    CAPTURE(dkp::models::to_string(post));
+    const DwpConfig cfg = depth3_config(post);  // nu = 3 < P = 4: m = 3
+    DwpConfig raw = cfg;
+    raw.mu_raw = true;
+    check_reparameterised(cfg, raw, ".mu", 1.0 / std::sqrt(3.0));
   }
 }
 

@@ -34,6 +34,9 @@ arma::vec mixture_cdf(const arma::mat& mean, const arma::mat& var, const arma::v
     throw Error(fmt::format("mixture_cdf: mean {}x{}, var {}x{}, y {}", mean.n_rows, mean.n_cols,
                             var.n_rows, var.n_cols, y.n_elem));
   }
+  if (!mean.is_finite() || !var.is_finite() || var.min() <= 0.0 || !y.is_finite()) {
+    throw Error("mixture_cdf: non-finite predictions or targets, or non-positive variances");
+  }
   arma::vec u(y.n_elem);
   const double S = double(mean.n_cols);
   for (arma::uword n = 0; n < y.n_elem; ++n) {

@@ -95,6 +95,8 @@ TEST_CASE("the PIT is the mixture's CDF at the target") {
   const auto m = dkp::eval::regression_metrics(mean, var, y, 2.0);
   CHECK(arma::approx_equal(m.point_pit, u, "absdiff", 0.0));
   CHECK_THROWS_AS(dkp::eval::mixture_cdf(mean, var, arma::vec{0.0}), dkp::Error);
+  CHECK_THROWS_AS(dkp::eval::mixture_cdf(mean, arma::zeros(2, 2), y), dkp::Error);
+  CHECK_THROWS_AS(dkp::eval::mixture_cdf(mean, var, arma::vec{0.3, arma::datum::nan}), dkp::Error);
 }
 
 TEST_CASE("coverage and calibration error of given PIT values") {

@@ -110,7 +110,6 @@ ParamMap Dwp::with_prior_posterior(const ParamMap& params) const {
 
 Dwp::Shared Dwp::prepare(const VarMap& p) const {
   Shared sh;
-  std::vector<arma::mat> a_prime_inv;
   const double nu = double(width_);
   for (size_t l = 1; l < cfg_.depth; ++l) {
     const Var logit_q = get(p, layer_key(l, "logit_q"));
@@ -130,12 +129,9 @@ Dwp::Shared Dwp::prepare(const VarMap& p) const {
         if (!arma::inv(inv, A_prime.val())) {
           throw Error(fmt::format("dwp: layer {} A' is singular", l));
         }
-        a_prime_inv.push_back(std::move(inv));
+        sh.a_prime_inv.push_back(std::move(inv));
       }
     }
-  }
-  if (cfg_.stl_mixing) {
-    sh.a_prime_inv = std::make_shared<const std::vector<arma::mat>>(std::move(a_prime_inv));
   }
   return sh;
 }
@@ -225,7 +221,7 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
       }
       const dist::PsdSample sq{
           smp.G, smp.F,
-          dist::factor_at_fixed_mixing(smp.bartlett, A.A_prime, (*shared.a_prime_inv)[l - 1], Bm)};
+          dist::factor_at_fixed_mixing(smp.bartlett, A.A_prime, shared.a_prime_inv[l - 1], Bm)};
       const dist::FactoredA A0{k.Lq, tape.constant(A.A_prime.val()),
                                tape.constant(A.log_abs_det_A_prime.val())};
       return Bm ? dist::abgw_log_prob(sq, A0, tape.constant(Bm->val()), nu_int, bq)
@@ -321,7 +317,6 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
       sh.a_prime.push_back(local(shared.a_prime[l]));
       sh.logdet_a_prime.push_back(local(shared.logdet_a_prime[l]));
     }
-    sh.a_prime_inv = shared.a_prime_inv;
     const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit),
                       local(first.tt), local(first.Lk),  local(first.Lp),
                       local(first.Lq), local(first.Ak),  local(first.sd)};

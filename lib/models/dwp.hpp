@@ -32,7 +32,6 @@
 // inputs, i.e. the same model as GiDgp of depth 1).
 #pragma once
 
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -124,8 +123,8 @@ class Dwp final : public Model {
     /// A-GW / AB-GW: A'_l and log|det A'_l| (1 x 1), shared by every sample's A_l = L_Q A'_l.
     std::vector<autodiff::Var> a_prime, logdet_a_prime;
     /// With stl_mixing: A'_l^{-1} (values), for log Q at constant A' (factor_at_fixed_mixing);
-    /// shared, not copied, by predict's per-sample tapes.
-    std::shared_ptr<const std::vector<arma::mat>> a_prime_inv;
+    /// only the ELBO evaluates log Q, so predict leaves it out of its per-sample copies.
+    std::vector<arma::mat> a_prime_inv;
   };
   Shared prepare(const VarMap& p) const;
   /// What layer l computes from its inputs (F_i, F_t) before any sampling: the kernel blocks and,

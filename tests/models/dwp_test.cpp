@@ -31,14 +31,15 @@ namespace {
 
 const DwpPosterior kPosteriors[] = {DwpPosterior::Gw, DwpPosterior::Agw, DwpPosterior::Abgw};
 
+// A parameter name is "layer<l>.<name>": whether it ends with `suffix`.
+bool has_suffix(const std::string& name, const std::string& suffix) {
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 bool is_bartlett_param(const std::string& name) {
-  for (const char* s : {".log_alpha", ".log_beta", ".mu", ".log_sigma"}) {
-    const std::string suffix(s);
-    if (name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      return true;
-    }
-  }
+  for (const char* s : {".log_alpha", ".log_beta", ".mu", ".log_sigma"})
+    if (has_suffix(name, s)) return true;
   return false;
 }
 
@@ -102,10 +103,7 @@ void check_reparameterised(const DwpConfig& cfg, const DwpConfig& scaled, const 
   std::vector<std::string> names;
   std::vector<arma::mat> values;
   jiggled(plain.initial_parameters(), 23, names, values);
-  const auto selected = [&suffix](const std::string& name) {
-    return name.size() > suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
+  const auto selected = [&suffix](const std::string& name) { return has_suffix(name, suffix); };
   std::vector<arma::mat> phi_values = values;
   size_t n_selected = 0;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -153,11 +151,7 @@ TEST_CASE("DWP --mu-param bayesfunc: mu = mu_raw / sqrt(m), mu_raw's gradient mu
 namespace {
 
 bool is_mixing_param(const std::string& name) {
-  const auto ends_with = [&name](const std::string& suffix) {
-    return name.size() > suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".A_prime") || ends_with(".B");
+  return has_suffix(name, ".A_prime") || has_suffix(name, ".B");
 }
 
 // Two estimators of the same ELBO that differ by dropping a score term of log Q: `reduced` must

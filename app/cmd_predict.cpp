@@ -31,6 +31,11 @@ po::options_description predict_options() {
      "optionally followed by the target (then log densities and metrics too); default: the "
      "run's test points")
     ("out", po::value<std::string>(), "predictions CSV (default: standard output)")
+    ("hidden", po::value<std::string>(),
+     "also write every hidden layer's sampled output at the points to this CSV, one row per "
+     "sample, layer and point: sample,layer,index, then the features f1..fW (DGPs, DWP) or "
+     "g_tt,g_1..g_P, the Gram matrix's diagonal and inner products with the P inducing points "
+     "(NNGP, DIWP, Gram DGP); the same draws as the predictions")
     ("samples", po::value<long>(), "posterior samples (default: the run's --test-samples)")
     ("seed", po::value<uint64_t>(),
      "seed of the prediction's random numbers (default: the run's, which reproduces its test_ll)")
@@ -47,7 +52,8 @@ int cmd_predict(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("run", 1);
   po::variables_map vm;
-  const std::string usage = "dkp predict --run DIR [--input FILE] [--out FILE] [options]";
+  const std::string usage =
+      "dkp predict --run DIR [--input FILE] [--out FILE] [--hidden FILE] [options]";
   if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
   if (!vm.count("run")) throw UsageError("--run is required");
   const fs::path dir = vm["run"].as<std::string>();
@@ -88,8 +94,15 @@ int cmd_predict(const std::vector<std::string>& args) {
   random::Stream rng = vm.count("seed")
                            ? random::Stream(vm["seed"].as<uint64_t>()).child("predict", 0)
                            : random::Stream(p.seed).child("predict", 0);
-  const models::Predictive pred =
-      training::predict(*tr.model, tr.checkpoint.params, X, samples, rng, size_t(threads));
+  const bool keep_hidden = vm.count("hidden") > 0;
+  const models::Predictive pred = training::predict(*tr.model, tr.checkpoint.params, X, samples,
+                                                    rng, size_t(threads), keep_hidden);
+  if (keep_hidden && pred.hidden_kind == models::HiddenKind::None) {
+    throw UsageError(
+        fmt::format("--hidden: the run's model has no hidden layers ({})", tr.model->describe()));
+  }
+  // Formatted before anything is written.
+  const std::string hidden = keep_hidden ? models::hidden_csv(pred) : std::string();
   if (pred.chol.jittered > 0) {
     spdlog::warn("{} of {} Cholesky factorisations needed jitter (largest relative jitter {:.1e})",
                  pred.chol.jittered, pred.chol.factorisations, pred.chol.max_jitter_rel);
@@ -105,6 +118,11 @@ int cmd_predict(const std::vector<std::string>& args) {
   } else {
     csv = predictions_csv(split, eval::mixture_moments(pred.mean, pred.var));
     spdlog::info("{} points, {} samples", X.n_rows, samples);
+  }
+  if (keep_hidden) {
+    util::write_file_atomic(vm["hidden"].as<std::string>(), hidden);
+    spdlog::info("hidden layers: {} samples x {} layers x {} points -> {}", pred.hidden.size(),
+                 pred.hidden.front().size(), X.n_rows, vm["hidden"].as<std::string>());
   }
   if (vm.count("out")) {
     util::write_file_atomic(vm["out"].as<std::string>(), csv);

@@ -155,6 +155,20 @@ expect_rc 2 "$dkp" run --dataset yacht --split 1 --model sgp --steps 30 --checkp
   --force --quiet >/dev/null || fail "--force over another configuration's checkpoint"
 grep -Eq '"resumed_from_step": ?0[,}]' "$ck/result.json" || fail "--force did not start afresh"
 
+# dkp predict --hidden: the hidden layers' samples, from the same draws as the predictions (t2a:
+# a depth-2 DWP, 7 test samples, one hidden layer of yacht's 6 features, 31 test points). The SGP
+# has no hidden layers: a usage error, and neither file is written.
+"$dkp" predict --run "$work/t2a" --out "$work/pred4.csv" --hidden "$work/hidden.csv" --quiet ||
+  fail "dkp predict --hidden"
+cmp -s "$work/pred.csv" "$work/pred4.csv" || fail "dkp predict --hidden changes the predictions"
+[ "$(head -n 1 "$work/hidden.csv")" = "sample,layer,index,f1,f2,f3,f4,f5,f6" ] &&
+  [ "$(wc -l <"$work/hidden.csv")" = $((1 + 7 * 31)) ] &&
+  [ "$(tail -n 1 "$work/hidden.csv" | cut -d, -f1-3)" = "6,1,30" ] ||
+  fail "dkp predict --hidden: $(head -n 2 "$work/hidden.csv")"
+expect_rc 2 "$dkp" predict --run "$ck" --out "$work/bad.csv" --hidden "$work/bad-hidden.csv"
+[ ! -e "$work/bad.csv" ] && [ ! -e "$work/bad-hidden.csv" ] ||
+  fail "dkp predict --hidden on the SGP left a file behind"
+
 # The library example (examples/train_predict.cpp) gives the numbers of the dkp run it mirrors.
 example="$(dirname "$dkp")/dkp_example"
 if [ -x "$example" ]; then

@@ -147,13 +147,15 @@ GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const HiddenShared
       diwp_input_layer(Fi, Ft, get(p, layer_key(1, "log_delta")), get(p, layer_key(1, "log_gamma")),
                        shared.v_terms[0], rng, dcfg_.gamma_method);
   Var logpq = layer.log_p - layer.log_q;
+  std::vector<kernels::GramBlocks> layers{layer.G};
   for (size_t l = 2; l < cfg_.depth; ++l) {
     layer = diwp_hidden_layer(kernel(p, l, layer.G), get(p, layer_key(l, "log_delta")),
                               get(p, layer_key(l, "log_gamma")), shared.v_terms[l - 1], rng,
                               dcfg_.gamma_method, dcfg_.reference_batch_dof);
     logpq = logpq + layer.log_p - layer.log_q;
+    layers.push_back(layer.G);
   }
-  return {layer.G, logpq};
+  return {layer.G, logpq, std::move(layers)};
 }
 
 }  // namespace dkp::models

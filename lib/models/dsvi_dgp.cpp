@@ -105,8 +105,8 @@ std::string DsviDgp::describe() const {
 }
 
 layers::Marginals DsviDgp::propagate(const std::vector<layers::SvgpLayer::State>& states,
-                                     const arma::mat& X, size_t s0, size_t S,
-                                     random::Stream& rng) const {
+                                     const arma::mat& X, size_t s0, size_t S, random::Stream& rng,
+                                     std::vector<arma::mat>* hidden) const {
   const arma::uword n = X.n_rows;
   const size_t L = layers_.size();
   // eps^l for every inner layer: S n x D_l, sample s's rows from its own child stream.
@@ -134,6 +134,7 @@ layers::Marginals DsviDgp::propagate(const std::vector<layers::SvgpLayer::State>
     // report eq. 3.10, with GPflow's sampling jitter
     F = ad::add(m.mean, ad::mul(ad::sqrt(ad::add_scalar(m.var, cfg_.jitter)),
                                 tape.constant(std::move(eps[l]))));
+    if (hidden) hidden->push_back(F.val());
   }
 }
 
@@ -162,12 +163,16 @@ ElboEstimate DsviDgp::elbo(const VarMap& params, const arma::mat& X, const arma:
 }
 
 Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                            random::Stream& rng) const {
+                            random::Stream& rng, bool keep_hidden) const {
   const size_t S = std::max<size_t>(samples, 1);
   const arma::uword n = X.n_rows;
   Predictive p;
   p.mean.set_size(n, S);
   p.var.set_size(n, S);
+  if (keep_hidden) {
+    p.hidden.assign(S, {});
+    p.hidden_kind = layers_.size() > 1 ? HiddenKind::Features : HiddenKind::None;
+  }
   if (n == 0) return p;
   const size_t block = std::max<size_t>(1, cfg_.predict_max_rows / n);
   for (size_t s0 = 0; s0 < S; s0 += block) {
@@ -177,7 +182,11 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
     std::vector<layers::SvgpLayer::State> states;
     for (const auto& layer : layers_) states.push_back(layer.prepare(vars));
     const double noise = layers::positive(get(vars, "likelihood.variance")).scalar();
-    const layers::Marginals f = propagate(states, X, s0, sb, rng);
+    std::vector<arma::mat> hidden;
+    const layers::Marginals f = propagate(states, X, s0, sb, rng, keep_hidden ? &hidden : nullptr);
+    for (const arma::mat& F : hidden) {  // S n x D_l, sample-major rows
+      for (size_t s = 0; s < sb; ++s) p.hidden[s0 + s].push_back(F.rows(s * n, s * n + n - 1));
+    }
     p.mean.cols(s0, s0 + sb - 1) = arma::reshape(f.mean.val(), n, sb);
     p.var.cols(s0, s0 + sb - 1) = arma::reshape(f.var.val(), n, sb) + noise;
     p.chol.merge(tape.chol_stats());

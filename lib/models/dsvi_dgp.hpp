@@ -71,7 +71,7 @@ class DsviDgp : public Model {
   ElboEstimate elbo(const VarMap& params, const arma::mat& X, const arma::vec& y, double n_train,
                     size_t samples, double kl_weight, random::Stream& rng) const override;
   Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                     random::Stream& rng) const override;
+                     random::Stream& rng, bool keep_hidden = false) const override;
 
   const std::vector<layers::SvgpLayer>& layers() const { return layers_; }
   const DsviConfig& config() const { return cfg_; }
@@ -79,9 +79,11 @@ class DsviDgp : public Model {
  private:
   // Propagates samples [s0, s0 + S) of the rows of X through the layers (given their prepared
   // states); returns the last layer's marginals (S n x 1, sample-major rows: row s n + i is
-  // sample s0 + s of point i).
+  // sample s0 + s of point i). With `hidden`, also each inner layer's sampled output F_l
+  // (S n x D_l, the same row order).
   layers::Marginals propagate(const std::vector<layers::SvgpLayer::State>& states,
-                              const arma::mat& X, size_t s0, size_t S, random::Stream& rng) const;
+                              const arma::mat& X, size_t s0, size_t S, random::Stream& rng,
+                              std::vector<arma::mat>* hidden = nullptr) const;
 
   DsviConfig cfg_;
   std::vector<arma::uword> widths_;

@@ -267,7 +267,7 @@ Dwp::SampleOut Dwp::forward(const VarMap& p, const Shared& shared, const LayerPr
     Ft = Ft_new;
     if (trace) {
       trace->features.push_back(arma::join_vert(Fi.val(), Ft.val()));
-      trace->layer_logpq.push_back(layer_logpq.scalar());
+      if (with_logpq) trace->layer_logpq.push_back(layer_logpq.scalar());
     }
   }
   throw Error("dwp: unreachable");
@@ -293,10 +293,14 @@ ElboEstimate Dwp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y, 
 }
 
 Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                        random::Stream& rng) const {
+                        random::Stream& rng, bool keep_hidden) const {
   Predictive pred;
   pred.mean.set_size(X.n_rows, samples);
   pred.var.set_size(X.n_rows, samples);
+  if (keep_hidden) {
+    pred.hidden.assign(samples, {});
+    pred.hidden_kind = HiddenKind::Features;
+  }
   const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
   ad::Tape shared_tape;  // constants only: no closures are recorded
   const VarMap shared_p = to_vars(shared_tape, params, false);
@@ -320,7 +324,11 @@ Predictive Dwp::predict(const ParamMap& params, const arma::mat& X, size_t sampl
     const LayerPrep k{local(first.h),  local(first.Kii), local(first.Kit),
                       local(first.tt), local(first.Lk),  local(first.Lp),
                       local(first.Lq), local(first.Ak),  local(first.sd)};
-    const SampleOut o = forward(p, sh, k, tape.constant(X), rng, nullptr, false);
+    Trace t;
+    const SampleOut o = forward(p, sh, k, tape.constant(X), rng, keep_hidden ? &t : nullptr, false);
+    for (const arma::mat& F : t.features) {  // [F_i; F_t]: the points' rows
+      pred.hidden[s].push_back(F.rows(F.n_rows - X.n_rows, F.n_rows - 1));
+    }
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
     pred.chol.merge(tape.chol_stats());

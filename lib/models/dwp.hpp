@@ -92,7 +92,7 @@ class Dwp final : public Model {
   ElboEstimate elbo(const VarMap& params, const arma::mat& X, const arma::vec& y, double n_train,
                     size_t samples, double kl_weight, random::Stream& rng) const override;
   Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                     random::Stream& rng) const override;
+                     random::Stream& rng, bool keep_hidden = false) const override;
 
   /// `params` with every hidden layer's posterior set to its prior: q = 0 (logit -1000), alpha,
   /// beta, mu, sigma the Wishart's Bartlett parameters, A' = I, B = I. Then Q(G_ii^l | G_ii^{l-1})
@@ -102,7 +102,8 @@ class Dwp final : public Model {
   /// One forward sample, for tests and diagnostics.
   struct Trace {
     std::vector<arma::mat> features;  ///< per hidden layer: [F_i; F_t], (P + B) x nu, G = F F^T
-    std::vector<double> layer_logpq;  ///< per hidden layer: log P(G_ii) - log Q(G_ii)
+    std::vector<double> layer_logpq;  ///< per hidden layer: log P(G_ii) - log Q(G_ii) (not
+                                      ///< filled without with_logpq)
     double output_logpq = 0.0;        ///< the GIGP layer's log p(u) - log q(u)
     arma::vec f_mean, f_var;          ///< the output layer's latent mean and variance, B x 1
   };

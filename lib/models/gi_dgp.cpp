@@ -194,13 +194,17 @@ ElboEstimate GiDgp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y
 // Prediction without a tape: the same model and the same random numbers as forward(), evaluated
 // with plain Armadillo/BLAS (layers::gigp_*_plain), the first layer once for all samples.
 Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                          random::Stream& rng) const {
+                          random::Stream& rng, bool keep_hidden) const {
   const arma::mat& Fi0 = params.at("inducing_inputs");
   const arma::uword P = Fi0.n_rows, B = X.n_rows;
   const size_t S = samples;
   Predictive pred;
   pred.mean.set_size(B, S);
   pred.var.set_size(B, S);
+  if (keep_hidden) {
+    pred.hidden.assign(S, {});
+    pred.hidden_kind = cfg_.depth > 1 ? HiddenKind::Features : HiddenKind::None;
+  }
   const double noise_var = std::exp(params.at("likelihood.log_noise_var")(0, 0));
   const auto noise = draw_noise(S, P, B, rng);
 
@@ -276,6 +280,7 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
   for (size_t s = 0; s < S; ++s) {
     arma::mat Fi = U1.cols(s * W1, s * W1 + W1 - 1);
     arma::mat Ft = F1.cols(s * W1, s * W1 + W1 - 1);
+    if (keep_hidden) pred.hidden[s].push_back(Ft);
     for (size_t l = 2; l <= cfg_.depth; ++l) {
       const LayerNoise& n = noise[s][l - 1];
       const bool last = l == cfg_.depth;
@@ -288,6 +293,7 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
         Ft = n.out;
         Ft.each_col() %= arma::sqrt(f_var);
         Ft += Fm;
+        if (keep_hidden) pred.hidden[s].push_back(Ft);
       }
     }
   }

@@ -47,7 +47,7 @@ class GiDgp final : public Model {
   ElboEstimate elbo(const VarMap& params, const arma::mat& X, const arma::vec& y, double n_train,
                     size_t samples, double kl_weight, random::Stream& rng) const override;
   Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                     random::Stream& rng) const override;
+                     random::Stream& rng, bool keep_hidden = false) const override;
 
  private:
   /// Output-layer moments of S samples and their summed log p - log q.

@@ -60,11 +60,12 @@ std::string GramDgp::describe() const {
 GramModel::HiddenShared GramDgp::hidden_shared(const VarMap& p, const Var& X) const {
   if (cfg_.depth < 3) return {};  // no hidden GP layer
   const auto [Fi, Ft] = input_features(p, X);
-  const kernels::GramBlocks K = kernel(p, 2, kernels::features_to_gram(Fi, Ft, double(d0_)));
+  HiddenShared shared;
+  shared.input_gram = kernels::features_to_gram(Fi, Ft, double(d0_));
+  const kernels::GramBlocks K = kernel(p, 2, shared.input_gram);
   const layers::GigpParams gp =
       gigp_params(get(p, layer_key(2, "v")), get(p, layer_key(2, "L_loc")),
                   get(p, layer_key(2, "L_scale")), K.ii.n_rows());
-  HiddenShared shared;
   shared.first = layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
   layers::gigp_share(*shared.first);  // every sample finishes it
   return shared;
@@ -73,25 +74,27 @@ GramModel::HiddenShared GramDgp::hidden_shared(const VarMap& p, const Var& X) co
 GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, const HiddenShared& shared,
                                   random::Stream& rng) const {
   Var logpq = X.tape().constant(0.0);
-  kernels::GramBlocks G;
+  // G_1 (the input Gram) is computed once in hidden_shared when a hidden GP layer exists.
+  std::vector<kernels::GramBlocks> layers{shared.first ? shared.input_gram : kernels::GramBlocks{}};
   size_t l = 2;
   if (shared.first) {  // layer 2 on K(G_1), prepared once for all samples
     const GpLayerSample s = gram_dgp_layer_sample(*shared.first, rng);
-    G = s.G;
+    layers.push_back(s.G);
     logpq = logpq + s.logpq;
     l = 3;
   } else {
     const auto [Fi, Ft] = input_features(p, X);
-    G = kernels::features_to_gram(Fi, Ft, double(d0_));
+    layers[0] = kernels::features_to_gram(Fi, Ft, double(d0_));
   }
   for (; l < cfg_.depth; ++l) {
     const GpLayerSample s =
-        gram_dgp_hidden_layer(kernel(p, l, G), get(p, layer_key(l, "v")),
+        gram_dgp_hidden_layer(kernel(p, l, layers.back()), get(p, layer_key(l, "v")),
                               get(p, layer_key(l, "L_loc")), get(p, layer_key(l, "L_scale")), rng);
-    G = s.G;
+    layers.push_back(s.G);
     logpq = logpq + s.logpq;
   }
-  return {G, logpq};
+  const kernels::GramBlocks G = layers.back();
+  return {G, logpq, std::move(layers)};
 }
 
 }  // namespace dkp::models

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <iterator>
 
 #include "autodiff/ops.hpp"
 
@@ -62,6 +63,59 @@ const autodiff::Var& get(const VarMap& vars, const std::string& name) {
   auto it = vars.find(name);
   if (it == vars.end()) throw Error(fmt::format("model parameter '{}' is missing", name));
   return it->second;
+}
+
+std::string hidden_csv(const Predictive& pred) {
+  if (pred.hidden.empty() || pred.hidden_kind == HiddenKind::None) {
+    throw Error(
+        "hidden_csv: no hidden-layer samples (a model without hidden layers, or predict() "
+        "called without keep_hidden)");
+  }
+  const arma::uword N = pred.mean.n_rows;
+  arma::uword cols = 0;
+  for (size_t s = 0; s < pred.hidden.size(); ++s) {
+    if (pred.hidden[s].size() != pred.hidden[0].size()) {
+      throw Error(fmt::format("hidden_csv: sample {} has {} hidden layers, sample 0 {}", s,
+                              pred.hidden[s].size(), pred.hidden[0].size()));
+    }
+    for (size_t l = 0; l < pred.hidden[s].size(); ++l) {
+      const arma::mat& H = pred.hidden[s][l];
+      if (H.n_rows != N) {
+        throw Error(fmt::format("hidden_csv: sample {} layer {} has {} rows for {} points", s,
+                                l + 1, H.n_rows, N));
+      }
+      cols = std::max(cols, H.n_cols);
+    }
+  }
+  const bool gram = pred.hidden_kind == HiddenKind::Gram;
+  if (gram && cols == 0) throw Error("hidden_csv: Gram rows without the g_tt column");
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "sample,layer,index");
+  for (arma::uword c = 0; c < cols; ++c) {
+    if (gram && c == 0)
+      fmt::format_to(std::back_inserter(out), ",g_tt");
+    else if (gram)
+      fmt::format_to(std::back_inserter(out), ",g_{}", c);
+    else
+      fmt::format_to(std::back_inserter(out), ",f{}", c + 1);
+  }
+  out.push_back('\n');
+  for (size_t s = 0; s < pred.hidden.size(); ++s) {
+    for (size_t l = 0; l < pred.hidden[s].size(); ++l) {
+      const arma::mat& H = pred.hidden[s][l];
+      for (arma::uword i = 0; i < N; ++i) {
+        fmt::format_to(std::back_inserter(out), "{},{},{}", s, l + 1, i);
+        for (arma::uword c = 0; c < cols; ++c) {
+          if (c < H.n_cols)
+            fmt::format_to(std::back_inserter(out), ",{:.17g}", H(i, c));
+          else
+            out.push_back(',');
+        }
+        out.push_back('\n');
+      }
+    }
+  }
+  return fmt::to_string(out);
 }
 
 }  // namespace dkp::models

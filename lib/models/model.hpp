@@ -7,6 +7,7 @@
 #include <armadillo>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "autodiff/tape.hpp"
 #include "linalg/chol.hpp"
@@ -37,12 +38,24 @@ struct ElboEstimate {
   double kl = 0.0;               ///< (log q - log p) averaged over samples, divided by N_train
 };
 
+/// What a model's hidden layers carry from layer to layer (Predictive::hidden).
+enum class HiddenKind {
+  None,      ///< no hidden layers (the SGP)
+  Features,  ///< B x W features F_l (DGPs: G_l = F_l F_l^T / W; the DWP: G_l = F_l F_l^T)
+  Gram,      ///< B x (1 + P): [g_tt, g_it^T], the Gram matrix's diagonal at the points and its
+             ///< inner products with the P inducing points (NNGP, DIWP, Gram DGP)
+};
+
 /// Gaussian predictive per test point and sample: N x S means and variances (likelihood noise
 /// included), in standardised units.
 struct Predictive {
   arma::mat mean;
   arma::mat var;
   linalg::CholStats chol;  ///< the prediction's Cholesky factorisations (jitter events)
+  /// Only when predict() is asked (keep_hidden): hidden[s][l - 1] is hidden layer l's sampled
+  /// output at the N points in sample s (the values that feed layer l + 1), l = 1 .. depth - 1.
+  std::vector<std::vector<arma::mat>> hidden;
+  HiddenKind hidden_kind = HiddenKind::None;
 };
 
 class Model {
@@ -57,10 +70,19 @@ class Model {
   virtual ElboEstimate elbo(const VarMap& params, const arma::mat& X, const arma::vec& y,
                             double n_train, size_t samples, double kl_weight,
                             random::Stream& rng) const = 0;
-  /// Predictions at X with `samples` posterior samples.
+  /// Predictions at X with `samples` posterior samples; with keep_hidden, also every hidden
+  /// layer's output per sample (Predictive::hidden), from the same draws (mean and var are the
+  /// same either way).
   virtual Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                             random::Stream& rng) const = 0;
+                             random::Stream& rng, bool keep_hidden = false) const = 0;
 };
+
+/// Predictive::hidden as CSV, one row per sample, hidden layer and point:
+/// `sample,layer,index,` then f1..fW (HiddenKind::Features) or g_tt,g_1..g_P (HiddenKind::Gram);
+/// sample and index from 0, layer from 1, values to 17 significant digits. Layers narrower than
+/// the widest leave their last fields empty. Throws dkp::Error when `pred` holds no hidden
+/// samples, and when the shapes disagree with the N points of pred.mean.
+std::string hidden_csv(const Predictive& pred);
 
 /// Puts every parameter on `tape` as a variable (with gradient) or as a constant.
 VarMap to_vars(autodiff::Tape& tape, const ParamMap& params, bool with_grad);

@@ -74,6 +74,14 @@ namespace {
 GramModel::SampleOut sample_out(const layers::GigpOutput& out) {
   return {out.f_mean, out.f_var, out.logpq};
 }
+
+// Each layer's Gram blocks as Predictive::hidden's B x (1 + P) rows [g_tt, g_it^T].
+std::vector<arma::mat> gram_rows(const std::vector<kernels::GramBlocks>& layers) {
+  std::vector<arma::mat> out;
+  for (const kernels::GramBlocks& G : layers)
+    out.push_back(arma::join_horiz(G.tt.val(), G.it.val().t()));
+  return out;
+}
 }  // namespace
 
 GramModel::SampleOut GramModel::output(const VarMap& p, const kernels::GramBlocks& K,
@@ -86,8 +94,10 @@ GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X, random::S
 }
 
 GramModel::SampleOut GramModel::forward(const VarMap& p, const Var& X, const HiddenShared& shared,
-                                        random::Stream& rng) const {
-  const Hidden h = hidden(p, X, shared, rng);
+                                        random::Stream& rng,
+                                        std::vector<kernels::GramBlocks>* layers) const {
+  Hidden h = hidden(p, X, shared, rng);
+  if (layers) *layers = std::move(h.layers);
   SampleOut o = output(p, kernel(p, cfg_.depth, h.G), rng);
   o.logpq = o.logpq + h.logpq;
   return o;
@@ -131,10 +141,14 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
 }
 
 Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                              random::Stream& rng) const {
+                              random::Stream& rng, bool keep_hidden) const {
   Predictive pred;
   pred.mean.set_size(X.n_rows, samples);
   pred.var.set_size(X.n_rows, samples);
+  if (keep_hidden) {
+    pred.hidden.assign(samples, {});
+    pred.hidden_kind = HiddenKind::Gram;
+  }
   const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
   // The shared parts (as in elbo) on a tape of their own; each sample copies their values onto
   // its tape, which is cleared after the sample (constants only: no closures are recorded).
@@ -143,8 +157,11 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
   const Var Xs = shared_tape.constant(X);
   std::optional<layers::GigpPrepared> out_shared;
   HiddenShared hs;
+  std::vector<arma::mat> fixed_layers;  // deterministic hidden layers: the same for every sample
   if (deterministic_hidden()) {
-    out_shared = prepare_output(sp, kernel(sp, cfg_.depth, hidden(sp, Xs, hs, rng).G));
+    const Hidden h = hidden(sp, Xs, hs, rng);
+    if (keep_hidden) fixed_layers = gram_rows(h.layers);
+    out_shared = prepare_output(sp, kernel(sp, cfg_.depth, h.G));
     layers::gigp_share(*out_shared);  // every sample finishes it
   } else
     hs = hidden_shared(sp, Xs);
@@ -154,12 +171,20 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
     SampleOut o;
     if (out_shared) {
       o = sample_out(layers::gigp_sample(layers::gigp_constants(tape, *out_shared), rng));
+      if (keep_hidden) pred.hidden[s] = fixed_layers;
     } else {
       const VarMap p = to_vars(tape, params, false);
       HiddenShared local;
       if (hs.first) local.first = layers::gigp_constants(tape, *hs.first);
+      if (hs.first && keep_hidden) {
+        const kernels::GramBlocks& G1 = hs.input_gram;
+        local.input_gram = {tape.constant(G1.ii.val()), tape.constant(G1.it.val()),
+                            tape.constant(G1.tt.val())};
+      }
       for (const Var& v : hs.v_terms) local.v_terms.push_back(tape.constant(v.val()));
-      o = forward(p, tape.constant(X), local, rng);
+      std::vector<kernels::GramBlocks> layers;
+      o = forward(p, tape.constant(X), local, rng, keep_hidden ? &layers : nullptr);
+      if (keep_hidden) pred.hidden[s] = gram_rows(layers);
     }
     pred.mean.col(s) = o.f_mean.val();
     pred.var.col(s) = o.f_var.val() + noise;
@@ -183,10 +208,11 @@ std::string Nngp::describe() const {
 GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, const HiddenShared&,
                                random::Stream&) const {
   const auto [Fi, Ft] = input_features(p, X);
-  kernels::GramBlocks G = kernels::features_to_gram(Fi, Ft, double(d0_));
+  Hidden h{kernels::features_to_gram(Fi, Ft, double(d0_)), X.tape().constant(0.0), {}};
+  h.layers.push_back(h.G);
   // Infinite width: each hidden Gram matrix is its expectation K(G_{l-1}) (DKP paper eq. 53).
-  for (size_t l = 2; l < cfg_.depth; ++l) G = kernel(p, l, G);
-  return {G, X.tape().constant(0.0)};
+  for (size_t l = 2; l < cfg_.depth; ++l) h.layers.push_back(h.G = kernel(p, l, h.G));
+  return h;
 }
 
 }  // namespace dkp::models

@@ -54,7 +54,7 @@ class GramModel : public Model {
   ElboEstimate elbo(const VarMap& params, const arma::mat& X, const arma::vec& y, double n_train,
                     size_t samples, double kl_weight, random::Stream& rng) const override;
   Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                     random::Stream& rng) const override;
+                     random::Stream& rng, bool keep_hidden = false) const override;
 
   /// Output moments of one Monte Carlo sample (what elbo/predict use; public for tests).
   struct SampleOut {
@@ -67,19 +67,24 @@ class GramModel : public Model {
     /// Gram DGP: the first hidden GP layer's noise-free part (a GP layer on K(G_1), whose input
     /// is the data).
     std::optional<layers::GigpPrepared> first;
+    /// Gram DGP: G_1, the input Gram `first` is prepared on (Hidden::layers' first entry; a
+    /// prediction without keep_hidden leaves it out of its per-sample copies).
+    kernels::GramBlocks input_gram;
     /// DIWP: V_l V_l^T / n_l of every inverse Wishart layer (l = 1..L; a P^3 product each).
     std::vector<autodiff::Var> v_terms;
   };
   /// One Monte Carlo sample of every layer: hidden(), then the output layer on K(G_L).
   SampleOut forward(const VarMap& p, const autodiff::Var& X, random::Stream& rng) const;
+  /// With `layers`, also every hidden layer's Gram blocks G_1 .. G_L of the sample.
   SampleOut forward(const VarMap& p, const autodiff::Var& X, const HiddenShared& shared,
-                    random::Stream& rng) const;
+                    random::Stream& rng, std::vector<kernels::GramBlocks>* layers = nullptr) const;
 
  protected:
   /// The last hidden Gram blocks G_L of one sample and the hidden layers' log p - log q.
   struct Hidden {
     kernels::GramBlocks G;
     autodiff::Var logpq;
+    std::vector<kernels::GramBlocks> layers;  ///< G_1 .. G_L (G_L = G)
   };
   /// `shared`: hidden_shared(p, X), computed once per elbo / predict call.
   virtual Hidden hidden(const VarMap& p, const autodiff::Var& X, const HiddenShared& shared,

@@ -62,9 +62,10 @@ ElboEstimate SgpModel::elbo(const VarMap& params, const arma::mat& X, const arma
 }
 
 Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,
-                             random::Stream& /*rng*/) const {
+                             random::Stream& /*rng*/, bool keep_hidden) const {
   const size_t S = std::max<size_t>(samples, 1);
   Predictive p;
+  if (keep_hidden) p.hidden.assign(S, {});  // one layer: no hidden layers
   p.mean.set_size(X.n_rows, S);
   p.var.set_size(X.n_rows, S);
   const arma::uword chunk = std::max<size_t>(cfg_.predict_chunk, 1);

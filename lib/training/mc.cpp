@@ -170,14 +170,14 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
 }
 
 models::Predictive predict(const models::Model& model, const models::ParamMap& params,
-                           const arma::mat& X, size_t samples, random::Stream& rng,
-                           size_t threads) {
+                           const arma::mat& X, size_t samples, random::Stream& rng, size_t threads,
+                           bool keep_hidden) {
   const std::vector<size_t> sizes = sample_groups(samples, threads);
-  if (sizes.size() == 1) return model.predict(params, X, samples, rng);
+  if (sizes.size() == 1) return model.predict(params, X, samples, rng, keep_hidden);
   std::vector<models::Predictive> parts(sizes.size());
   parallel_for(sizes.size(), [&](size_t g) {
     random::Stream s = rng.child("sample-group", g);
-    parts[g] = model.predict(params, X, sizes[g], s);
+    parts[g] = model.predict(params, X, sizes[g], s, keep_hidden);
   });
   models::Predictive out;
   out.mean.set_size(X.n_rows, samples);
@@ -192,6 +192,8 @@ models::Predictive predict(const models::Model& model, const models::ParamMap& p
     out.mean.cols(col, col + sizes[g] - 1) = parts[g].mean;
     out.var.cols(col, col + sizes[g] - 1) = parts[g].var;
     out.chol.merge(parts[g].chol);
+    for (auto& h : parts[g].hidden) out.hidden.push_back(std::move(h));
+    out.hidden_kind = parts[g].hidden_kind;
     col += sizes[g];
   }
   return out;

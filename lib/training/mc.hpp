@@ -46,9 +46,10 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
                            const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
                            double kl_weight, random::Stream& noise, size_t threads, bool with_grad);
 
-/// model.predict(params, X, samples, rng) with the samples split over `threads` threads: the
-/// groups' columns side by side, group 0 first.
+/// model.predict(params, X, samples, rng, keep_hidden) with the samples split over `threads`
+/// threads: the groups' columns (and hidden samples) side by side, group 0 first.
 models::Predictive predict(const models::Model& model, const models::ParamMap& params,
-                           const arma::mat& X, size_t samples, random::Stream& rng, size_t threads);
+                           const arma::mat& X, size_t samples, random::Stream& rng, size_t threads,
+                           bool keep_hidden = false);
 
 }  // namespace dkp::training

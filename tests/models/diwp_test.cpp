@@ -224,7 +224,9 @@ TEST_CASE(
   CHECK(arma::any(m < K.tt.val().col(0) - 5.0 * se));
 }
 
-TEST_CASE("DIWP -> NNGP: the predictive mean gap shrinks monotonically as delta grows") {
+TEST_CASE(
+    "DIWP -> NNGP: the gaps of the predictive mean and of the hidden Gram rows shrink "
+    "monotonically as delta grows") {
   const Tiny data = tiny_data(40, 3, dkp::test::seed() + 13);
   const arma::mat Xtest = data.X.rows(0, 9) + 0.3;
   for (const std::string kernel : {"relu", "se"}) {
@@ -241,8 +243,21 @@ TEST_CASE("DIWP -> NNGP: the predictive mean gap shrinks monotonically as delta 
       pn[dm::layer_key(depth, "L_scale")].fill(8.0);
       const size_t S = 20;
       dkp::random::Stream rn(21);
-      const arma::vec mean_nngp = arma::mean(nngp.predict(pn, Xtest, S, rn).mean, 1);
-      std::vector<double> gaps;
+      const dm::Predictive pred_nngp = nngp.predict(pn, Xtest, S, rn, true);
+      const arma::vec mean_nngp = arma::mean(pred_nngp.mean, 1);
+      // The NNGP's hidden Gram rows: deterministic, and G_1 = X X^T / N0 at the initial input
+      // layer (scale 1, bias 0), so its row is [|x|^2, x^T z_1, ..] / N0.
+      REQUIRE(pred_nngp.hidden.size() == S);
+      REQUIRE(pred_nngp.hidden[0].size() == depth - 1);
+      const arma::mat& Z = pn.at("inducing_inputs");
+      const arma::mat G1 = arma::join_horiz(arma::sum(arma::square(Xtest), 1), Xtest * Z.t()) / 3.0;
+      CHECK(arma::approx_equal(pred_nngp.hidden[0][0], G1, "absdiff", 1e-12));
+      for (size_t s = 1; s < S; ++s) {
+        for (size_t l = 0; l + 1 < depth; ++l) {
+          CHECK(arma::approx_equal(pred_nngp.hidden[s][l], pred_nngp.hidden[0][l], "absdiff", 0.0));
+        }
+      }
+      std::vector<double> gaps, hidden_gaps;
       for (double delta : {1e1, 1e3, 1e5}) {
         dm::ParamMap pd = diwp.initial_parameters();
         for (const auto& [name, v] : pn) {
@@ -251,14 +266,28 @@ TEST_CASE("DIWP -> NNGP: the predictive mean gap shrinks monotonically as delta 
         }
         for (size_t l = 1; l < depth; ++l) pd[dm::layer_key(l, "log_delta")].fill(std::log(delta));
         dkp::random::Stream rd(22);
-        const auto pred = diwp.predict(pd, Xtest, S, rd);
+        const auto pred = diwp.predict(pd, Xtest, S, rd, true);
         REQUIRE(pred.mean.is_finite());
         gaps.push_back(arma::abs(arma::mean(pred.mean, 1) - mean_nngp).max());
+        // Every hidden Gram layer's rows (mean over the samples) approach the NNGP's.
+        double hg = 0.0;
+        for (size_t l = 0; l + 1 < depth; ++l) {
+          arma::mat mean_rows(arma::size(pred_nngp.hidden[0][l]), arma::fill::zeros);
+          for (size_t s = 0; s < S; ++s) mean_rows += pred.hidden.at(s).at(l) / double(S);
+          hg = std::max(hg, arma::abs(mean_rows - pred_nngp.hidden[0][l]).max());
+        }
+        hidden_gaps.push_back(hg);
       }
       INFO("gaps at delta = 1e1, 1e3, 1e5: " << gaps[0] << " " << gaps[1] << " " << gaps[2]);
+      INFO("hidden Gram gaps: " << hidden_gaps[0] << " " << hidden_gaps[1] << " "
+                                << hidden_gaps[2]);
       CHECK(gaps[1] < gaps[0]);
       CHECK(gaps[2] < gaps[1]);
       CHECK(gaps[2] < 0.02);
+      // The Gram samples' spread falls as 1 / sqrt(delta): 10x per step here.
+      CHECK(hidden_gaps[1] < 0.3 * hidden_gaps[0]);
+      CHECK(hidden_gaps[2] < 0.3 * hidden_gaps[1]);
+      CHECK(hidden_gaps[2] < 0.02);
     }
   }
 }
@@ -316,7 +345,8 @@ TEST_CASE(
       dkp::random::Stream init(3);
       const auto model = dm::make_model(spec, data.X, data.y, init);
       CHECK(!model->describe().empty());
-      dkp::test::check_predictions(*model, data.X);
+      // --depth 3: G_1 (input Gram) .. G_3, rows [g_tt, g_it^T] with P = 10.
+      dkp::test::check_predictions(*model, data.X, dkp::models::HiddenKind::Gram, 3, 1 + 10);
     }
   }
 }

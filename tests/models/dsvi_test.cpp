@@ -48,6 +48,14 @@ double elbo_value(const models::Model& m, const models::ParamMap& p, const Data&
   return m.elbo(vars, d.X, d.y, double(d.X.n_rows), S, 1.0, rng).elbo.scalar();
 }
 
+// A DSVI DGP of the given depth with 8 inducing points per layer.
+models::DsviConfig config8(size_t depth) {
+  models::DsviConfig cfg;
+  cfg.depth = depth;
+  cfg.num_inducing = 8;
+  return cfg;
+}
+
 }  // namespace
 
 TEST_CASE("DSVI widths: min(30, D) hidden, one output; depth counts the output layer") {
@@ -209,9 +217,7 @@ TEST_CASE("DSVI with depth 1 is the SGP") {
 TEST_CASE("DSVI ELBO and predictions are determined by the seed, not by the sample blocks") {
   const Data d = toy(30, 4, 40);
   const Data test = toy(11, 4, 41);
-  models::DsviConfig cfg;
-  cfg.depth = 3;
-  cfg.num_inducing = 8;
+  const models::DsviConfig cfg = config8(3);
   rnd::Stream i1(5), i2(5);
   const models::DsviDgp m1(cfg, d.X, i1), m2(cfg, d.X, i2);
   REQUIRE(m1.initial_parameters().size() == m2.initial_parameters().size());
@@ -244,9 +250,59 @@ TEST_CASE("DSVI ELBO and predictions are determined by the seed, not by the samp
   small.predict_max_rows = 11;
   rnd::Stream i3(5), e(3);
   const models::DsviDgp m3(small, d.X, i3);
-  const auto pe = m3.predict(p, test.X, 7, e);
+  const auto pe = m3.predict(p, test.X, 7, e, true);
   CHECK(arma::approx_equal(pa.mean, pe.mean, "absdiff", 1e-13));
   CHECK(arma::approx_equal(pa.var, pe.var, "absdiff", 1e-13));
+  // So do the hidden layers (two, of width min(30, 4) = 4), kept from the same draws.
+  rnd::Stream a2(3);
+  const auto ph = m1.predict(p, test.X, 7, a2, true);
+  CHECK(arma::approx_equal(pa.mean, ph.mean, "absdiff", 0.0));
+  CHECK(ph.hidden_kind == models::HiddenKind::Features);
+  REQUIRE(ph.hidden.size() == 7);
+  REQUIRE(pe.hidden.size() == 7);
+  for (size_t k = 0; k < 7; ++k) {
+    REQUIRE(ph.hidden[k].size() == 2);
+    REQUIRE(pe.hidden[k].size() == 2);
+    for (size_t l = 0; l < 2; ++l) {
+      CHECK(ph.hidden[k][l].n_rows == 11);
+      CHECK(ph.hidden[k][l].n_cols == 4);
+      CHECK(arma::approx_equal(ph.hidden[k][l], pe.hidden[k][l], "absdiff", 1e-13));
+    }
+  }
+}
+
+TEST_CASE("DSVI hidden samples: layer 1's follow its marginals N(mu, s + jitter) (eq. 3.10)") {
+  const Data d = toy(30, 4, 40);
+  const Data test = toy(6, 4, 41);
+  const models::DsviConfig cfg = config8(2);
+  rnd::Stream init(5);
+  const models::DsviDgp m(cfg, d.X, init);
+  models::ParamMap p = m.initial_parameters();
+  rnd::Stream jig(dkp::test::seed() + 43);
+  for (auto& [name, v] : p) v += 0.3 * rnd::normal_matrix(jig, v.n_rows, v.n_cols);
+  const size_t S = 4000;
+  rnd::Stream r(dkp::test::seed() + 44);
+  const auto pred = m.predict(p, test.X, S, r, true);
+  Tape tape;
+  const models::VarMap vars = models::to_vars(tape, p, false);
+  const layers::Marginals f =
+      m.layers()[0].marginals(m.layers()[0].prepare(vars), tape.constant(test.X));
+  const arma::mat& mu = f.mean.val();
+  const arma::mat var = f.var.val() + cfg.jitter;
+  REQUIRE(mu.n_rows == 6);
+  REQUIRE(mu.n_cols == 4);
+  arma::mat sum(6, 4, arma::fill::zeros), sumsq(6, 4, arma::fill::zeros);
+  for (size_t k = 0; k < S; ++k) {
+    REQUIRE(pred.hidden[k].size() == 1);
+    sum += pred.hidden[k][0];
+    sumsq += arma::square(pred.hidden[k][0]);
+  }
+  const arma::mat mean = sum / double(S);
+  const arma::mat svar = (sumsq - double(S) * arma::square(mean)) / double(S - 1);
+  // Standard errors: sqrt(v / S) for the mean, v sqrt(2 / (S - 1)) for the variance (Gaussian).
+  CHECK(arma::all(arma::vectorise(arma::abs(mean - mu) / arma::sqrt(var / double(S))) < 4.0));
+  CHECK(arma::all(arma::vectorise(arma::abs(svar - var) / (var * std::sqrt(2.0 / (S - 1)))) < 4.0));
+  CHECK(var.min() > 10.0 * cfg.jitter);  // not a degenerate check
 }
 
 TEST_CASE("DSVI trains: the ELBO improves on a toy problem") {

@@ -412,7 +412,8 @@ TEST_CASE("DWP predictions: one column per sample, finite, positive variances, s
       cfg.posterior = post;
       dkp::random::Stream init(3);
       const Dwp model(cfg, data.X, data.y, init);
-      dkp::test::check_predictions(model, data.X);
+      dkp::test::check_predictions(model, data.X, dkp::models::HiddenKind::Features, 2,
+                                   width > 0 ? width : 3);
       // The ELBO estimate is finite too.
       ad::Tape tape;
       const auto vars = dkp::models::to_vars(tape, model.initial_parameters(), true);
@@ -424,7 +425,9 @@ TEST_CASE("DWP predictions: one column per sample, finite, positive variances, s
   }
 }
 
-TEST_CASE("DWP prediction skips log P - log Q but follows the ELBO's path: sample 0 = the trace") {
+TEST_CASE(
+    "DWP prediction skips log P - log Q but follows the ELBO's path: sample 0 (and its hidden "
+    "features) = the trace") {
   // predict() runs forward() without the hidden layers' log densities; trace() runs it with them.
   // From the same stream, the first sample's draws and outputs must be the same, bit for bit.
   const Tiny data = tiny_data(30, 3, 1);
@@ -438,9 +441,18 @@ TEST_CASE("DWP prediction skips log P - log Q but follows the ELBO's path: sampl
     const Dwp model(cfg, data.X, data.y, init);
     const arma::mat X = data.X.rows(0, 6);
     dkp::random::Stream r1(11), r2(11);
-    const auto pred = model.predict(model.initial_parameters(), X, 3, r1);
+    const auto pred = model.predict(model.initial_parameters(), X, 3, r1, true);
     const Dwp::Trace t = model.trace(model.initial_parameters(), X, r2);
     REQUIRE(t.f_mean.n_elem == X.n_rows);
+    // The hidden layers' features at the points: the trace's rows after the P inducing rows.
+    CHECK(pred.hidden_kind == dkp::models::HiddenKind::Features);
+    REQUIRE(pred.hidden.size() == 3);
+    REQUIRE(pred.hidden[0].size() == t.features.size());
+    REQUIRE(t.features.size() == 2);
+    for (size_t l = 0; l < t.features.size(); ++l) {
+      CHECK(arma::approx_equal(pred.hidden[0][l], t.features[l].rows(cfg.inducing, 16), "absdiff",
+                               0.0));
+    }
     CHECK(arma::approx_equal(pred.mean.col(0), t.f_mean, "absdiff", 0.0));
     const double noise = std::exp(model.initial_parameters().at("likelihood.log_noise_var")(0, 0));
     CHECK(arma::approx_equal(pred.var.col(0), t.f_var + noise, "absdiff", 0.0));

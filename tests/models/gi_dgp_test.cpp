@@ -253,7 +253,9 @@ TEST_CASE("GIGP layer: stacked samples (gigp_finish) equal sample-by-sample gigp
   CHECK(arma::approx_equal(arma::mat(gpl.f_var), o.f_var.val(), "absdiff", 1e-10));
 }
 
-TEST_CASE("predict equals a sample-by-sample evaluation with the tape ops and the same draws") {
+TEST_CASE(
+    "predict (and its hidden layers) equals a sample-by-sample evaluation with the tape ops and "
+    "the same draws") {
   for (const bool options : {false, true})  // options: hidden ARD and per-output precision
     for (size_t depth : {1, 2, 3}) {
       CAPTURE(options);
@@ -274,9 +276,12 @@ TEST_CASE("predict equals a sample-by-sample evaluation with the tape ops and th
       const arma::mat Xt = data.X.rows(0, 6);
       const size_t S = 4, B = Xt.n_rows, d = data.X.n_cols;
       dkp::random::Stream r1(8), r2(8);
-      const auto pred = model.predict(params, Xt, S, r1);
+      const auto pred = model.predict(params, Xt, S, r1, true);  // with the hidden layers
+      REQUIRE(pred.hidden.size() == S);
+      CHECK((pred.hidden_kind == dkp::models::HiddenKind::Features) == (depth > 1));
       const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
       for (size_t s = 0; s < S; ++s) {
+        REQUIRE(pred.hidden[s].size() == depth - 1);
         ad::Tape tape;
         const auto p = dkp::models::to_vars(tape, params, false);
         auto key = [](size_t l, const char* w) { return "layer" + std::to_string(l) + "." + w; };
@@ -317,6 +322,7 @@ TEST_CASE("predict equals a sample-by-sample evaluation with the tape ops and th
           } else {
             Fi = out.u;
             Ft = dkp::layers::sample_outputs(out, r2);
+            CHECK(arma::approx_equal(pred.hidden[s][l - 1], Ft.val(), "absdiff", 1e-8));
           }
         }
       }

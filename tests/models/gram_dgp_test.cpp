@@ -144,8 +144,21 @@ TEST_CASE("Gram DGP predictions: one column per sample, finite, positive varianc
     const auto model = dm::make_model(spec, data.X, data.y, init);
     CHECK(model->describe().find("Gram kernels") != std::string::npos);
     CHECK(model->describe().find("relu") != std::string::npos);
-    const auto p1 = dkp::test::check_predictions(*model, data.X);
+    // G_1 (the input Gram) .. G_depth: depth hidden Gram layers, rows [g_tt, g_it^T].
+    const auto p1 =
+        dkp::test::check_predictions(*model, data.X, dkp::models::HiddenKind::Gram, depth, 1 + 10);
     if (depth == 3) CHECK(arma::var(p1.mean.row(0)) > 0.0);  // the hidden layer is stochastic
+    // The kept layers: G_1 = X X^T / N0 at the initial input layer (scale 1, bias 0) in every
+    // sample; with depth 3, G_2 = F F^T / W of the hidden GP layer's sampled features varies.
+    dkp::random::Stream r(4);
+    const arma::mat X = data.X.rows(0, 4);
+    const auto ph = model->predict(model->initial_parameters(), X, 6, r, true);
+    const arma::mat& Z = model->initial_parameters().at("inducing_inputs");
+    const arma::mat G1 = arma::join_horiz(arma::sum(arma::square(X), 1), X * Z.t()) / 3.0;
+    for (const auto& sample : ph.hidden) {
+      CHECK(arma::approx_equal(sample.at(0), G1, "absdiff", 1e-12));
+    }
+    if (depth == 3) CHECK(arma::abs(ph.hidden[1].at(1) - ph.hidden[0].at(1)).max() > 1e-6);
   }
 }
 

@@ -84,12 +84,27 @@ inline void expect_elbo_gradient(const models::Model& model, const Tiny& data,
 }
 
 /// Predictions of the first five rows of X with 6 samples at the initial parameters: shapes,
-/// finite values, positive variances, and the same means again from the same seed. Returns the
-/// first prediction for further checks.
-inline models::Predictive check_predictions(const models::Model& model, const arma::mat& X) {
+/// finite values, positive variances, and the same means again from the same seed, the second
+/// time with the hidden layers kept (`kind`, `layers` of 5 x `cols` each per sample; the Gram
+/// rows' g_tt positive). Returns the first prediction for further checks.
+inline models::Predictive check_predictions(const models::Model& model, const arma::mat& X,
+                                            models::HiddenKind kind, size_t layers, size_t cols) {
   random::Stream r1(4), r2(4);
   const auto p1 = model.predict(model.initial_parameters(), X.rows(0, 4), 6, r1);
-  const auto p2 = model.predict(model.initial_parameters(), X.rows(0, 4), 6, r2);
+  const auto p2 = model.predict(model.initial_parameters(), X.rows(0, 4), 6, r2, true);
+  CHECK(p1.hidden.empty());
+  CHECK(arma::approx_equal(p1.var, p2.var, "absdiff", 0.0));
+  CHECK(p2.hidden_kind == kind);
+  REQUIRE(p2.hidden.size() == 6);
+  for (const auto& sample : p2.hidden) {
+    REQUIRE(sample.size() == layers);
+    for (const arma::mat& H : sample) {
+      CHECK(H.n_rows == 5);
+      CHECK(H.n_cols == cols);
+      CHECK(H.is_finite());
+      if (kind == models::HiddenKind::Gram) CHECK(H.col(0).min() > 0.0);
+    }
+  }
   CHECK(p1.mean.n_rows == 5);
   CHECK(p1.mean.n_cols == 6);
   CHECK(p1.var.n_rows == 5);

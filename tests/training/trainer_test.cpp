@@ -259,6 +259,56 @@ TEST_CASE("predictions split over threads are the groups' columns side by side")
   const auto one = tr::predict(*f.model, params, f.X.rows(0, 9), 5, r2, 1);
   const auto plain = f.model->predict(params, f.X.rows(0, 9), 5, r3);
   CHECK(arma::approx_equal(one.mean, plain.mean, "absdiff", 0.0));
+  // With the hidden layers: the groups' samples in the same order.
+  dkp::random::Stream r4 = rng, h0 = rng.child("sample-group", 0),
+                      h1 = rng.child("sample-group", 1);
+  const auto ph = tr::predict(*f.model, params, f.X.rows(0, 9), 5, r4, 2, true);
+  const auto ha = f.model->predict(params, f.X.rows(0, 9), 3, h0, true);
+  const auto hb = f.model->predict(params, f.X.rows(0, 9), 2, h1, true);
+  CHECK(arma::approx_equal(ph.mean, p.mean, "absdiff", 0.0));
+  CHECK(ph.hidden_kind == dkp::models::HiddenKind::Features);
+  REQUIRE(ph.hidden.size() == 5);
+  for (size_t s = 0; s < 5; ++s) {
+    const auto& want = s < 3 ? ha.hidden[s] : hb.hidden[s - 3];
+    REQUIRE(ph.hidden[s].size() == want.size());
+    REQUIRE(!want.empty());
+    for (size_t l = 0; l < want.size(); ++l)
+      CHECK(arma::approx_equal(ph.hidden[s][l], want[l], "absdiff", 0.0));
+  }
+  CHECK(p.hidden.empty());
+}
+
+TEST_CASE("hidden_csv: header by kind, one row per sample, layer and point, padding, errors") {
+  dkp::models::Predictive p;
+  p.mean = arma::zeros(2, 2);
+  p.hidden_kind = dkp::models::HiddenKind::Features;
+  // Sample 0: layers 1 (2 x 2) and 2 (2 x 1); sample 1 the same plus 10.
+  const arma::mat l1 = {{1.0, 2.0}, {3.0, 4.0}};
+  const arma::mat l2 = arma::vec{0.5, -0.25};
+  p.hidden = {{l1, l2}, {l1 + 10.0, l2 + 10.0}};
+  const std::string csv = dkp::models::hidden_csv(p);
+  CHECK(csv ==
+        "sample,layer,index,f1,f2\n"
+        "0,1,0,1,2\n0,1,1,3,4\n0,2,0,0.5,\n0,2,1,-0.25,\n"
+        "1,1,0,11,12\n1,1,1,13,14\n1,2,0,10.5,\n1,2,1,9.75,\n");
+  p.hidden_kind = dkp::models::HiddenKind::Gram;
+  CHECK(dkp::models::hidden_csv(p).rfind("sample,layer,index,g_tt,g_1\n0,1,0,1,2\n", 0) == 0);
+  // 17 significant digits: the values read back exactly.
+  p.hidden = {{arma::mat{{0.1, 1.0 / 3.0}, {2e-300, -7.0}}}};
+  const std::string g = dkp::models::hidden_csv(p);
+  const auto row = g.substr(g.find("\n0,1,0,") + 7);
+  CHECK(std::stod(row.substr(0, row.find(','))) == 0.1);
+  CHECK(std::stod(row.substr(row.find(',') + 1)) == 1.0 / 3.0);
+  // Errors: nothing kept, a model without hidden layers, rows that are not the points.
+  dkp::models::Predictive none;
+  none.mean = arma::zeros(2, 1);
+  CHECK_THROWS_AS(dkp::models::hidden_csv(none), dkp::Error);
+  none.hidden = {{}};
+  CHECK_THROWS_AS(dkp::models::hidden_csv(none), dkp::Error);  // HiddenKind::None
+  p.hidden = {{arma::zeros(3, 2)}};
+  CHECK_THROWS_AS(dkp::models::hidden_csv(p), dkp::Error);
+  p.hidden = {{arma::zeros(2, 2)}, {}};
+  CHECK_THROWS_AS(dkp::models::hidden_csv(p), dkp::Error);  // samples with other layer counts
 }
 
 TEST_CASE("repeated final ELBO estimates: estimate 0 is the single estimate, mean and se by hand") {

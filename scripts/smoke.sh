@@ -165,6 +165,18 @@ cmp -s "$work/pred.csv" "$work/pred4.csv" || fail "dkp predict --hidden changes 
   [ "$(wc -l <"$work/hidden.csv")" = $((1 + 7 * 31)) ] &&
   [ "$(tail -n 1 "$work/hidden.csv" | cut -d, -f1-3)" = "6,1,30" ] ||
   fail "dkp predict --hidden: $(head -n 2 "$work/hidden.csv")"
+# scripts/hidden-summary.sh: one line per layer and column; by hand, two samples (1, 3 and 3, 7
+# at two points) have sample means 2 and 5 (signal 2.25) and variances 1 and 4 (spread 2.5), so
+# the share is 2.25 / 4.75.
+summary="$(dirname "$0")/hidden-summary.sh"
+"$summary" "$work/hidden.csv" >"$work/summary.txt" || fail "hidden-summary.sh"
+[ "$(wc -l <"$work/summary.txt")" = 7 ] &&
+  awk 'NR > 1 && !($5 >= 0 && $5 <= 1) { exit 1 }' "$work/summary.txt" ||
+  fail "hidden-summary.sh: $(cat "$work/summary.txt")"
+printf 'sample,layer,index,f1\n0,1,0,1\n0,1,1,3\n1,1,0,3\n1,1,1,7\n' >"$work/h2.csv"
+[ "$("$summary" "$work/h2.csv" | tail -n 1)" = "$(printf '%-6s %-8s %14.6g %14.6g %8.3f' 1 f1 2.25 2.5 0.474)" ] ||
+  fail "hidden-summary.sh by hand: $("$summary" "$work/h2.csv")"
+expect_rc 2 "$summary" "$work/points.csv"
 expect_rc 2 "$dkp" predict --run "$ck" --out "$work/bad.csv" --hidden "$work/bad-hidden.csv"
 [ ! -e "$work/bad.csv" ] && [ ! -e "$work/bad-hidden.csv" ] ||
   fail "dkp predict --hidden on the SGP left a file behind"

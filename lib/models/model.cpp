@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
-#include <iterator>
 
 #include "autodiff/ops.hpp"
 

@@ -4,6 +4,7 @@
 //   dkp bench dist
 //   dkp bench blas --threads 2
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "linalg/bench.hpp"
 #include "models/factory.hpp"
 #include "training/mc.hpp"
+#include "util/blas_threads.hpp"
 #include "util/error.hpp"
 
 namespace dkp::cli {
@@ -123,6 +125,10 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad|dist|blas [options]")) return kExitOk;
   if (!vm.count("what")) throw UsageError("missing what to benchmark: model, ad, dist or blas");
   const auto what = vm["what"].as<std::string>();
+  // Timings depend on OpenBLAS's kernels by up to 2x (README, Speed): say which ran, and why.
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  spdlog::info("OpenBLAS kernels: {}{}", util::blas_core(),
+               forced != nullptr ? fmt::format(" (OPENBLAS_CORETYPE={})", forced) : "");
   if (what == "model") return bench_model(vm);
   if (what == "ad") {
     autodiff::run_ad_bench(std::cout, vm["reps"].as<int>());

@@ -26,6 +26,7 @@
 #include "run_setup.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
+#include "util/blas_threads.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -293,6 +294,8 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("dkp_version", version_string())
       .set("git_sha", git_sha())
       .set("armadillo", arma::arma_version::as_string())
+      .set("blas", util::blas_config())
+      .set("blas_core", util::blas_core())
       .set("threads", threads)
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())

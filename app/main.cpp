@@ -95,7 +95,9 @@ int main(int argc, char** argv) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] == "--version" || args[0] == "-V") {
-    std::cout << "dkp " << dkp::version_string() << " (" << dkp::git_sha() << ")\n";
+    std::cout << "dkp " << dkp::version_string() << " (" << dkp::git_sha() << ")\n"
+              << "BLAS: " << dkp::util::blas_config()
+              << "; kernels in use: " << dkp::util::blas_core() << "\n";
     return kExitOk;
   }
   const std::string name = args[0];

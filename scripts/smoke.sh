@@ -9,7 +9,9 @@ start=$(date +%s)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$dkp" --version >/dev/null || fail "dkp --version"
+"$dkp" --version >"$work/version" || fail "dkp --version"
+grep -Eq '^BLAS: OpenBLAS .*; kernels in use: [A-Za-z0-9]+$' "$work/version" ||
+  fail "dkp --version names no OpenBLAS kernels: $(cat "$work/version")"
 "$dkp" data list --quiet >/dev/null || fail "dkp data list"
 "$dkp" data verify --only uci/yacht >/dev/null || fail "dkp data verify"
 "$dkp" data baseline --only yacht >"$work/baseline" || fail "dkp data baseline"
@@ -76,6 +78,8 @@ grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
   --stl mixing --out "$work/stlmix" --quiet >/dev/null || fail "dkp run --stl mixing"
 [ "$(nums "$work/stlmix" | wc -l)" = 3 ] || fail "--stl mixing run wrote no metrics"
 grep -q 'stl=mixing' "$work/stlmix/manifest.json" || fail "manifest.json lacks stl=mixing"
+grep -Eq '"blas_core": ?"[A-Za-z0-9]+"' "$work/stlmix/manifest.json" ||
+  fail "manifest.json lacks the OpenBLAS kernels (blas_core)"
 # The Bartlett means parameterised as bayesfunc does (mu = mu_raw / sqrt(m)).
 "$dkp" run --dataset yacht --model dwp --posterior gw --depth 3 --steps 5 --test-samples 7 \
   --mu-param bayesfunc --out "$work/muraw" --quiet >/dev/null || fail "dkp run --mu-param bayesfunc"

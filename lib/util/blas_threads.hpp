@@ -3,6 +3,8 @@
 // runner).
 #pragma once
 
+#include <string>
+
 namespace dkp::util {
 
 /// Sets the number of OpenBLAS threads (n < 1 counts as 1). With one thread, also stops the
@@ -11,5 +13,14 @@ namespace dkp::util {
 /// of our own second thread for that time (a two-thread NNGP bench step measured 3.6 against
 /// 2.0 ms in 4 runs of 8). A later request for more threads restarts them.
 void set_blas_threads(int n);
+
+/// The kernel set OpenBLAS chose when it was loaded ("Haswell", "Cooperlake", ...: from the CPU,
+/// or from $OPENBLAS_CORETYPE when set), or "unknown" when the BLAS is not OpenBLAS. Results
+/// depend on it at round-off and timings by up to 2x (README, Speed), so runs and benchmarks
+/// record it.
+std::string blas_core();
+
+/// OpenBLAS's build configuration ("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."), or "unknown".
+std::string blas_config();
 
 }  // namespace dkp::util

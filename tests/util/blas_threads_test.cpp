@@ -5,7 +5,10 @@
 
 #include <armadillo>
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <system_error>
 
 #include "util/blas_threads.hpp"
@@ -48,4 +51,20 @@ TEST_CASE("set_blas_threads(1): no OpenBLAS worker threads remain, and products 
   CHECK(arma::approx_equal(C1, C2, "absdiff", 0.0));
   dkp::util::set_blas_threads(1);
   CHECK(process_thread_count() == 1);
+}
+
+TEST_CASE("blas_core and blas_config describe the loaded OpenBLAS") {
+  const std::string core = dkp::util::blas_core();
+  const std::string config = dkp::util::blas_config();
+  CHECK(!core.empty());
+  CHECK(core != "unknown");
+  CHECK(config.rfind("OpenBLAS", 0) == 0);  // the project links OpenBLAS (Makefile, CMakeLists)
+  // A DYNAMIC_ARCH OpenBLAS uses the kernels that $OPENBLAS_CORETYPE names, when it names one.
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  if (forced != nullptr && config.find("DYNAMIC_ARCH") != std::string::npos) {
+    std::string a = forced, b = core;
+    for (auto& c : a) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : b) c = char(std::tolower(static_cast<unsigned char>(c)));
+    CHECK(a == b);
+  }
 }

@@ -97,6 +97,11 @@ Var acos(const Var& a) {
       [](double x, double) { return -1.0 / std::sqrt((1.0 - x) * (1.0 + x)); });
 }
 
+Var sin(const Var& a) {
+  return unary(
+      a, [](double x) { return std::sin(x); }, [](double x, double) { return std::cos(x); });
+}
+
 Var mvlgamma(const Var& a, int p) {
   if (p < 1) throw Error(fmt::format("autodiff::mvlgamma: dimension p = {} must be >= 1", p));
   const double c = 0.25 * p * (p - 1) * std::log(M_PI);

@@ -14,6 +14,7 @@ Var sigmoid(const Var& a);        ///< 1 / (1 + exp(-x)), stable; gradient s (1 
 Var lgamma(const Var& a);         ///< log|Gamma(x)|; gradient digamma(x)
 Var digamma(const Var& a);        ///< psi(x); gradient trigamma(x)
 Var acos(const Var& a);           ///< arccos(x), |x| <= 1; gradient -1 / sqrt(1 - x^2)
+Var sin(const Var& a);            ///< sin(x); gradient cos(x) (the periodic kernel)
 /// Multivariate log-gamma, elementwise:
 ///   log Gamma_p(x) = p (p - 1) / 4 log(pi) + sum_{i=0}^{p-1} lgamma(x - i / 2),
 /// defined for x > (p - 1) / 2; gradient sum_i digamma(x - i / 2). p >= 1.

@@ -40,7 +40,7 @@ void expect_op(const ad::ScalarFunction& f, const std::vector<arma::mat>& xs,
 
 }  // namespace
 
-TEST_CASE("log1p, pow, acos") {
+TEST_CASE("log1p, pow, acos, sin") {
   const arma::mat X = randm(3, 4, -0.5, 2.0), P = randm(3, 4, 0.3, 3.0), C = randm(3, 4, -0.9, 0.9);
   expect_op([](Tape&, const Inputs& v) { return contract(ad::log1p(v[0])); }, {X}, arma::log1p(X));
   for (double p : {2.5, -1.5, 0.5, 1.0}) {
@@ -54,6 +54,8 @@ TEST_CASE("log1p, pow, acos") {
   expect_op([](Tape&, const Inputs& v) { return contract(ad::pow(v[0], 0.0)); }, {Xs},
             arma::ones(3, 4));
   expect_op([](Tape&, const Inputs& v) { return contract(ad::acos(v[0])); }, {C}, arma::acos(C));
+  const arma::mat A = randm(3, 4, -7.0, 7.0);  // more than a period
+  expect_op([](Tape&, const Inputs& v) { return contract(ad::sin(v[0])); }, {A}, arma::sin(A));
 }
 
 TEST_CASE("softplus and sigmoid: gradients and stability at large |x|") {

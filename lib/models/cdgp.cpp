@@ -1,0 +1,296 @@
+#include "models/cdgp.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autodiff/ops.hpp"
+#include "autodiff/ops_linalg.hpp"
+#include "autodiff/ops_shape.hpp"
+#include "autodiff/ops_special.hpp"
+#include "util/error.hpp"
+
+namespace dkp::models {
+
+namespace ad = dkp::autodiff;
+using autodiff::Var;
+
+namespace {
+
+constexpr double kLog2Pi = 1.8378770664093454836;
+
+struct Kernel {
+  Var alpha, gamma, omega;  // omega valid only for the periodic kernel
+};
+
+// a 1^T - 1 b^T for column vectors a (n) and b (m): n x m.
+Var differences(const Var& a, const Var& b) {
+  return ad::add_each_row(ad::repmat(a, 1, b.n_rows()), ad::neg(ad::transpose(b)));
+}
+
+Var kmat(const Kernel& k, const Var& a, const Var& b) {
+  const Var d = differences(a, b);
+  const Var e = k.omega.valid()
+                    ? ad::mul(ad::scale(k.gamma, -2.0), ad::square(ad::sin(ad::mul(k.omega, d))))
+                    : ad::mul(ad::scale(k.gamma, -0.5), ad::square(d));
+  return ad::mul(k.alpha, ad::exp(e));
+}
+
+Var eye(ad::Tape& tape, arma::uword n, double c) {
+  return tape.constant(c * arma::eye(n, n));
+}
+
+// KL(N(m, S S^T) || N(mu, L L^T)) for lower-triangular S (diagonal of any sign) and the prior's
+// Cholesky factor L.
+Var gaussian_kl(const Var& m, const Var& S, const Var& mu, const Var& L) {
+  const Var B = ad::solve_lower(L, S);
+  const Var r = ad::solve_lower(L, m - mu);
+  const Var logdet_s = ad::sum(ad::log(ad::square(ad::diag(S))));
+  const Var twice = ad::sum(ad::square(B)) + ad::sum(ad::square(r)) + ad::logdet_chol(L) - logdet_s;
+  return ad::add_scalar(ad::scale(twice, 0.5), -0.5 * double(m.n_rows()));
+}
+
+// One draw of a layer's outputs at the points F (N x 1), jointly over the points, given the
+// inducing inputs Zl (M x 1) and either sampled inducing outputs u (S_sqrt invalid) or
+// q(u) = N(u, S_sqrt S_sqrt^T) integrated out. identity_mean: mu(a) = a, else 0.
+Var conditional_draw(const Kernel& k, bool identity_mean, const Var& F, const Var& Zl, const Var& u,
+                     const Var& S_sqrt, double jitter, random::Stream& rng) {
+  ad::Tape& tape = F.tape();
+  const arma::uword M = Zl.n_rows(), N = F.n_rows();
+  const Var L = ad::cholesky(kmat(k, Zl, Zl) + eye(tape, M, jitter), "cdgp K_zz");
+  const Var A = ad::solve_lower(L, kmat(k, Zl, F));  // M x N
+  const Var resid = identity_mean ? u - Zl : u;
+  Var mean = ad::matmul(A, ad::solve_lower(L, resid), true, false);
+  if (identity_mean) mean = mean + F;
+  Var cov = kmat(k, F, F) - ad::matmul(A, A, true, false);
+  if (S_sqrt.valid()) {
+    const Var C = ad::matmul(A, ad::solve_lower(L, S_sqrt), true, false);  // N x M
+    cov = cov + ad::matmul(C, C, false, true);
+  }
+  const Var Lc = ad::cholesky(cov + eye(tape, N, jitter), "cdgp conditional covariance");
+  return mean + ad::matmul(Lc, tape.constant(random::normal_matrix(rng, N, 1)));
+}
+
+}  // namespace
+
+const std::vector<std::string>& cdgp_posteriors() {
+  static const std::vector<std::string> names = {"dsvi", "jointly-gaussian", "inducing-locations"};
+  return names;
+}
+
+CompositionalDgp::CompositionalDgp(const CdgpConfig& cfg, random::Stream& init) : cfg_(cfg) {
+  bool known = false;
+  for (const auto& n : cdgp_posteriors()) known = known || n == cfg.posterior;
+  if (!known) {
+    throw ConfigError(fmt::format(
+        "compositional DGP: unknown posterior '{}' (dsvi, jointly-gaussian or inducing-locations)", cfg.posterior));
+  }
+  if (cfg.depth < 1 || cfg.inducing < 1 || !(cfg.noise_std > 0.0) || !(cfg.jitter >= 0.0) ||
+      !(cfg.beta > 0.0)) {
+    throw ConfigError(fmt::format(
+        "compositional DGP: depth {}, {} inducing points, noise sd {}, jitter {}, beta {} (need "
+        "depth, M >= 1 and positive noise sd and beta)",
+        cfg.depth, cfg.inducing, cfg.noise_std, cfg.jitter, cfg.beta));
+  }
+  const size_t L = cfg.depth, M = cfg.inducing;
+  const arma::vec grid = M == 1 ? arma::vec{0.0} : arma::vec(arma::linspace(-1.0, 1.0, M));
+  for (size_t l = 1; l <= L; ++l) {
+    initial_[layer_key(l, "log_alpha")] = arma::zeros(1, 1);
+    initial_[layer_key(l, "log_gamma")] = arma::zeros(1, 1);
+    if (l == L && cfg.last_periodic) initial_[layer_key(l, "log_omega")] = arma::zeros(1, 1);
+  }
+  // mu_l at the grid: the grid itself for the inner layers, zero for the last.
+  auto mean_at = [&](size_t l) -> arma::vec {
+    return l < L ? grid : arma::vec(M, arma::fill::zeros);
+  };
+  if (cfg.posterior == "dsvi") {
+    for (size_t l = 1; l <= L; ++l) {
+      initial_[layer_key(l, "Z")] = grid;
+      initial_[layer_key(l, "m")] = mean_at(l);
+      initial_[layer_key(l, "S")] = 1e-2 * arma::eye(M, M);
+    }
+  } else if (cfg.posterior == "jointly-gaussian") {
+    arma::vec m(L * M);
+    for (size_t l = 1; l <= L; ++l) {
+      initial_[layer_key(l, "Z")] = grid;
+      m.subvec((l - 1) * M, l * M - 1) = mean_at(l);
+    }
+    initial_["q.m"] = m;
+    initial_["q.S"] = 1e-2 * arma::eye(L * M, L * M);
+  } else {
+    initial_["Z0"] = grid;
+    for (size_t l = 1; l <= L; ++l) {
+      initial_[layer_key(l, "m")] = mean_at(l) + 1e-2 * random::normal_matrix(init, M, 1);
+      initial_[layer_key(l, "S")] = 1e-3 * arma::eye(M, M);
+    }
+  }
+}
+
+std::string CompositionalDgp::describe() const {
+  static const char* what[] = {"mean-field q(u_l) per layer (DSVI)",
+                               "jointly Gaussian inducing outputs across layers",
+                               "inducing points as inducing locations"};
+  size_t i = 0;
+  while (cdgp_posteriors()[i] != cfg_.posterior) ++i;
+  return fmt::format(
+      "compositional-uncertainty DGP: {} one-dimensional layers, {}, {} inducing points, last "
+      "kernel {}, fixed noise sd {}",
+      cfg_.depth, what[i], cfg_.inducing, cfg_.last_periodic ? "periodic" : "SE", cfg_.noise_std);
+}
+
+CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var& X,
+                                                     random::Stream& rng, bool own) const {
+  const size_t L = cfg_.depth, M = cfg_.inducing;
+  ad::Tape& tape = X.tape();
+  SampleOut out;
+  // The inducing outputs of this sample ("jointly-gaussian": all layers at once; "inducing-locations": per layer).
+  std::vector<Var> u(L + 1);
+  if (cfg_.posterior == "jointly-gaussian") {
+    const Var S = ad::tril(get(p, "q.S"));
+    const Var all =
+        get(p, "q.m") + ad::matmul(S, tape.constant(random::normal_matrix(rng, L * M, 1)));
+    for (size_t l = 1; l <= L; ++l) u[l] = ad::rows(all, (l - 1) * M, l * M - 1);
+  } else if (cfg_.posterior == "inducing-locations") {
+    u[0] = get(p, "Z0");
+    Var kl = tape.constant(0.0);
+    for (size_t l = 1; l <= L; ++l) {
+      const Var S = ad::tril(get(p, layer_key(l, "S")));
+      u[l] = get(p, layer_key(l, "m")) +
+             ad::matmul(S, tape.constant(random::normal_matrix(rng, M, 1)));
+    }
+    for (size_t l = 1; l <= L; ++l) {
+      const Kernel k = {
+          ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_gamma"))),
+          l == L && cfg_.last_periodic ? ad::exp(get(p, layer_key(l, "log_omega"))) : Var()};
+      const Var Lp =
+          ad::cholesky(kmat(k, u[l - 1], u[l - 1]) + eye(tape, M, 1.0 / cfg_.beta + cfg_.jitter),
+                       "cdgp prior p(f_l^z | f_(l-1)^z)");
+      const Var mu = l < L ? u[l - 1] : tape.constant(arma::zeros(M, 1));
+      kl = kl + gaussian_kl(get(p, layer_key(l, "m")), ad::tril(get(p, layer_key(l, "S"))), mu, Lp);
+    }
+    out.kl = kl;
+  }
+  Var F = X;
+  for (size_t l = 1; l <= L; ++l) {
+    const Kernel k = {
+        ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_gamma"))),
+        l == L && cfg_.last_periodic ? ad::exp(get(p, layer_key(l, "log_omega"))) : Var()};
+    const bool identity = l < L;
+    Var Zl, ul, S;
+    if (cfg_.posterior == "dsvi") {
+      Zl = get(p, layer_key(l, "Z"));
+      ul = get(p, layer_key(l, "m"));
+      S = ad::tril(get(p, layer_key(l, "S")));
+    } else if (cfg_.posterior == "jointly-gaussian") {
+      Zl = get(p, layer_key(l, "Z"));
+      ul = u[l];
+    } else {
+      Zl = u[l - 1];
+      ul = u[l];
+    }
+    F = conditional_draw(k, identity, F, Zl, ul, S, cfg_.jitter, rng);
+    out.f.push_back(F);
+    if (own) out.own.push_back(conditional_draw(k, identity, X, Zl, ul, S, cfg_.jitter, rng));
+  }
+  return out;
+}
+
+Var CompositionalDgp::kl_shared(const VarMap& p) const {
+  const size_t L = cfg_.depth, M = cfg_.inducing;
+  ad::Tape& tape = get(p, layer_key(1, "log_alpha")).tape();
+  auto prior = [&](size_t l, Var& Lp, Var& mu) {
+    const Kernel k = {
+        ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_gamma"))),
+        l == L && cfg_.last_periodic ? ad::exp(get(p, layer_key(l, "log_omega"))) : Var()};
+    const Var Z = get(p, layer_key(l, "Z"));
+    Lp = ad::cholesky(kmat(k, Z, Z) + eye(tape, M, cfg_.jitter), "cdgp prior K_zz");
+    mu = l < L ? Z : tape.constant(arma::zeros(M, 1));
+  };
+  if (cfg_.posterior == "dsvi") {
+    Var kl = tape.constant(0.0);
+    for (size_t l = 1; l <= L; ++l) {
+      Var Lp, mu;
+      prior(l, Lp, mu);
+      kl = kl + gaussian_kl(get(p, layer_key(l, "m")), ad::tril(get(p, layer_key(l, "S"))), mu, Lp);
+    }
+    return kl;
+  }
+  // "jointly-gaussian": KL(N(m, S S^T) || block-diag prior), the blocks' terms summed:
+  // tr(P^-1 S S^T) = sum_l ||L_l^-1 S_(rows l)||^2, and so on.
+  const Var S = ad::tril(get(p, "q.S")), m = get(p, "q.m");
+  Var twice = ad::neg(ad::sum(ad::log(ad::square(ad::diag(S)))));
+  for (size_t l = 1; l <= L; ++l) {
+    Var Lp, mu;
+    prior(l, Lp, mu);
+    const Var Sl = ad::rows(S, (l - 1) * M, l * M - 1), ml = ad::rows(m, (l - 1) * M, l * M - 1);
+    twice = twice + ad::sum(ad::square(ad::solve_lower(Lp, Sl))) +
+            ad::sum(ad::square(ad::solve_lower(Lp, ml - mu))) + ad::logdet_chol(Lp);
+  }
+  return ad::add_scalar(ad::scale(twice, 0.5), -0.5 * double(L * M));
+}
+
+ElboEstimate CompositionalDgp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y,
+                                    double n_train, size_t samples, double kl_weight,
+                                    random::Stream& rng) const {
+  if (X.n_cols != 1 || X.n_rows != y.n_elem) {
+    throw Error(fmt::format("compositional DGP: inputs {}x{} and {} targets (need N x 1 and N)",
+                            X.n_rows, X.n_cols, y.n_elem));
+  }
+  ad::Tape& tape = get(p, layer_key(1, "log_alpha")).tape();
+  const Var Xv = tape.constant(X), yv = tape.constant(y);
+  const double s2 = cfg_.noise_std * cfg_.noise_std, B = double(X.n_rows);
+  const double log_norm = -0.5 * B * (kLog2Pi + std::log(s2));
+  Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
+  const Var shared_kl = cfg_.posterior == "inducing-locations" ? Var() : kl_shared(p);
+  for (size_t s = 0; s < samples; ++s) {
+    const SampleOut o = sample(p, Xv, rng, false);
+    ell_total =
+        ell_total +
+        ad::add_scalar(ad::scale(ad::sum(ad::square(yv - o.f.back())), -0.5 / s2), log_norm);
+    logpq_total = logpq_total - (o.kl.valid() ? o.kl : shared_kl);
+  }
+  return assemble_elbo(ell_total, logpq_total, double(samples), B, n_train, kl_weight);
+}
+
+Predictive CompositionalDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
+                                     random::Stream& rng, bool keep_hidden) const {
+  if (X.n_cols != 1) {
+    throw Error(fmt::format("compositional DGP: inputs {}x{} (need N x 1)", X.n_rows, X.n_cols));
+  }
+  Predictive pred;
+  pred.mean.set_size(X.n_rows, samples);
+  pred.var.set_size(X.n_rows, samples);
+  pred.var.fill(cfg_.noise_std * cfg_.noise_std);
+  if (keep_hidden) {
+    pred.hidden.assign(samples, {});
+    pred.hidden_kind = cfg_.depth > 1 ? HiddenKind::Features : HiddenKind::None;
+  }
+  for (size_t s = 0; s < samples; ++s) {
+    ad::Tape tape;
+    const VarMap p = to_vars(tape, params, false);
+    const SampleOut o = sample(p, tape.constant(X), rng, false);
+    pred.mean.col(s) = o.f.back().val();
+    if (keep_hidden)
+      for (size_t l = 0; l + 1 < o.f.size(); ++l) pred.hidden[s].push_back(o.f[l].val());
+    pred.chol.merge(tape.chol_stats());
+  }
+  return pred;
+}
+
+std::vector<arma::mat> CompositionalDgp::layer_functions(const ParamMap& params, const arma::mat& X,
+                                                         size_t samples,
+                                                         random::Stream& rng) const {
+  if (X.n_cols != 1) {
+    throw Error(fmt::format("compositional DGP: inputs {}x{} (need N x 1)", X.n_rows, X.n_cols));
+  }
+  std::vector<arma::mat> out(cfg_.depth, arma::mat(X.n_rows, samples));
+  for (size_t s = 0; s < samples; ++s) {
+    ad::Tape tape;
+    const VarMap p = to_vars(tape, params, false);
+    const SampleOut o = sample(p, tape.constant(X), rng, true);
+    for (size_t l = 0; l < cfg_.depth; ++l) out[l].col(s) = o.own[l].val();
+  }
+  return out;
+}
+
+}  // namespace dkp::models

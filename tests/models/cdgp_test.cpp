@@ -1,0 +1,280 @@
+// Compositional-uncertainty DGPs (models/cdgp.hpp): ELBO gradients for every posterior, the KL
+// terms against closed forms, the layers' conditionals against the GP posterior in closed form
+// (Monte Carlo), prediction shapes, and bad configurations.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "autodiff/gradcheck.hpp"
+#include "autodiff/tape.hpp"
+#include "model_test_support.hpp"
+#include "models/cdgp.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+using dkp::models::CdgpConfig;
+using dkp::models::CompositionalDgp;
+using dkp::models::ParamMap;
+using dkp::test::Tiny;
+using dkp::test::tiny_data;
+
+namespace {
+
+CdgpConfig small(const std::string& posterior, size_t depth = 2, bool periodic = true) {
+  CdgpConfig c;
+  c.posterior = posterior;
+  c.depth = depth;
+  c.inducing = 4;
+  c.noise_std = 0.3;
+  c.last_periodic = periodic;
+  return c;
+}
+
+arma::mat kernel_plain(const arma::vec& a, const arma::vec& b, double alpha, double gamma,
+                       double omega, bool periodic) {
+  arma::mat K(a.n_elem, b.n_elem);
+  for (arma::uword i = 0; i < a.n_elem; ++i)
+    for (arma::uword j = 0; j < b.n_elem; ++j) {
+      const double d = a[i] - b[j], s = std::sin(omega * d);
+      K(i, j) = periodic ? alpha * std::exp(-2.0 * gamma * s * s)
+                         : alpha * std::exp(-0.5 * gamma * d * d);
+    }
+  return K;
+}
+
+arma::mat layer_kernel(const ParamMap& p, size_t l, size_t L, bool periodic, const arma::vec& a,
+                       const arma::vec& b) {
+  const std::string k = "layer" + std::to_string(l) + ".";
+  const bool per = periodic && l == L;
+  return kernel_plain(a, b, std::exp(p.at(k + "log_alpha")(0, 0)),
+                      std::exp(p.at(k + "log_gamma")(0, 0)),
+                      per ? std::exp(p.at(k + "log_omega")(0, 0)) : 0.0, per);
+}
+
+// KL(N(m, S S^T) || N(mu, K)) with dense linear algebra.
+double kl_plain(const arma::vec& m, const arma::mat& S, const arma::vec& mu, const arma::mat& K) {
+  const arma::mat Ki = arma::inv_sympd(K), Sig = S * S.t();
+  double ld_k = 0.0, ld_s = 0.0, sign = 0.0;
+  arma::log_det(ld_k, sign, K);
+  arma::log_det(ld_s, sign, Sig);
+  const arma::vec d = mu - m;
+  return 0.5 *
+         (arma::trace(Ki * Sig) + arma::as_scalar(d.t() * Ki * d) - double(m.n_elem) + ld_k - ld_s);
+}
+
+// The KL term of the ELBO estimate (total over the data set, KL weight 1, one sample).
+double model_kl(const CompositionalDgp& model, const ParamMap& p, const Tiny& d) {
+  dkp::autodiff::Tape tape;
+  const auto v = dkp::models::to_vars(tape, p, false);
+  dkp::random::Stream r(1);
+  const double n = double(d.X.n_rows);
+  return model.elbo(v, d.X, d.y, n, 1, 1.0, r).kl * n;
+}
+
+ParamMap jiggle(const ParamMap& init, uint64_t seed, double scale) {
+  dkp::random::Stream s(seed);
+  ParamMap p = init;
+  for (auto& [name, v] : p) v += scale * dkp::random::normal_matrix(s, v.n_rows, v.n_cols);
+  return p;
+}
+
+// Mean and variance of the samples in each row of F against the closed form, within 4 standard
+// errors (of a mean: sd / sqrt(n); of a variance: var sqrt(2 / (n - 1))).
+void expect_moments(const arma::mat& F, const arma::vec& mean, const arma::vec& var) {
+  const double n = double(F.n_cols);
+  for (arma::uword i = 0; i < F.n_rows; ++i) {
+    CAPTURE(i);
+    const double m = arma::mean(F.row(i)), v = arma::var(F.row(i));
+    CHECK(std::abs(m - mean[i]) < 4.0 * std::sqrt(var[i] / n));
+    CHECK(std::abs(v - var[i]) < 4.0 * var[i] * std::sqrt(2.0 / (n - 1.0)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("compositional DGP: ELBO gradients w.r.t. every parameter, every posterior") {
+  const Tiny d = tiny_data(20, 1, 3);
+  for (const auto& post : dkp::models::cdgp_posteriors()) {
+    for (const bool periodic : {true, false}) {
+      for (const size_t depth : {size_t(1), size_t(2), size_t(3)}) {
+        CAPTURE(post);
+        CAPTURE(periodic);
+        CAPTURE(depth);
+        dkp::random::Stream init(5);
+        // A larger jitter than the model's 1e-6 keeps the 20 points' conditional covariances
+        // (some points lie close together) well conditioned for the finite differences.
+        CdgpConfig c = small(post, depth, periodic);
+        c.jitter = 1e-3;
+        const CompositionalDgp model(c, init);
+        // Jiggled values (as every model's check), the S factors' diagonals moved away from 0,
+        // where log|S_ii| bends too sharply for finite differences.
+        std::vector<std::string> names;
+        std::vector<arma::mat> values;
+        dkp::test::jiggled(model.initial_parameters(), 7, names, values);
+        for (size_t i = 0; i < names.size(); ++i)
+          if (names[i].size() > 2 && names[i].compare(names[i].size() - 2, 2, ".S") == 0)
+            values[i].diag() += 0.3;
+        const auto f = dkp::test::elbo_function(model, d, names, 12345);
+        dkp::autodiff::Tolerances tol;
+        tol.rel = 1e-5;
+        const auto g = dkp::autodiff::check_gradient(f, values, tol);
+        INFO(g.detail);
+        CHECK(g.ok);
+        CHECK(std::isfinite(dkp::autodiff::evaluate(f, values)));
+      }
+    }
+  }
+}
+
+TEST_CASE("compositional DGP: the KL terms equal the closed-form Gaussian KLs") {
+  const Tiny d = tiny_data(10, 1, 4);
+  const size_t L = 2, M = 4;
+  const double jit = 1e-6;
+  dkp::random::Stream init(1);
+  const CompositionalDgp mf(small("dsvi"), init);
+  const ParamMap p = jiggle(mf.initial_parameters(), 11, 0.3);
+  double expected = 0.0;
+  arma::vec m_all(L * M);
+  arma::mat S_all(L * M, L * M, arma::fill::zeros);
+  for (size_t l = 1; l <= L; ++l) {
+    const std::string k = "layer" + std::to_string(l) + ".";
+    const arma::vec Z = p.at(k + "Z"), m = p.at(k + "m");
+    const arma::mat S = arma::trimatl(p.at(k + "S"));
+    const arma::mat K = layer_kernel(p, l, L, true, Z, Z) + jit * arma::eye(M, M);
+    expected += kl_plain(m, S, l < L ? Z : arma::vec(M, arma::fill::zeros), K);
+    m_all.subvec((l - 1) * M, l * M - 1) = m;
+    S_all.submat((l - 1) * M, (l - 1) * M, l * M - 1, l * M - 1) = S;
+  }
+  const double got = model_kl(mf, p, d);
+  CHECK(got == doctest::Approx(expected).epsilon(1e-8));
+
+  SUBCASE("jointly Gaussian with a block-diagonal S is the mean-field KL") {
+    const CompositionalDgp joint(small("jointly-gaussian"), init);
+    ParamMap q = joint.initial_parameters();
+    for (auto& [name, v] : q)
+      if (p.count(name)) v = p.at(name);
+    q["q.m"] = m_all;
+    q["q.S"] = S_all + arma::trimatu(arma::ones(L * M, L * M), 1);  // upper part is ignored
+    CHECK(model_kl(joint, q, d) == doctest::Approx(expected).epsilon(1e-9));
+    // Correlations across layers change it.
+    q["q.S"](M + 1, 0) = 0.05;
+    CHECK(std::abs(model_kl(joint, q, d) - expected) > 1e-6);
+  }
+
+  SUBCASE("the prior as the posterior gives KL 0") {
+    ParamMap q = p;
+    for (size_t l = 1; l <= L; ++l) {
+      const std::string k = "layer" + std::to_string(l) + ".";
+      const arma::vec Z = q.at(k + "Z");
+      q[k + "m"] = l < L ? Z : arma::vec(M, arma::fill::zeros);
+      q[k + "S"] = arma::chol(layer_kernel(q, l, L, true, Z, Z) + jit * arma::eye(M, M), "lower");
+    }
+    CHECK(std::abs(model_kl(mf, q, d)) < 1e-8);
+  }
+
+  SUBCASE("inducing locations, one layer: the prior sits on Z0 with 1 / beta + jitter") {
+    const CompositionalDgp loc(small("inducing-locations", 1), init);
+    const ParamMap q = jiggle(loc.initial_parameters(), 12, 0.3);
+    const arma::vec Z0 = q.at("Z0");
+    const arma::mat K = layer_kernel(q, 1, 1, true, Z0, Z0) + (1e-8 + jit) * arma::eye(M, M);
+    CHECK(model_kl(loc, q, d) ==
+          doctest::Approx(kl_plain(q.at("layer1.m"), arma::trimatl(q.at("layer1.S")),
+                                   arma::vec(M, arma::fill::zeros), K))
+              .epsilon(1e-8));
+  }
+}
+
+TEST_CASE("compositional DGP: one layer's draws follow the GP posterior in closed form") {
+  // q(u) = N(m, S S^T): f(X) ~ N(K_xz K^-1 m, K_xx - K_xz K^-1 K_zx + K_xz K^-1 S S^T K^-1 K_zx),
+  // whether u is integrated out (dsvi) or sampled first (jointly-gaussian; inducing-locations,
+  // whose one layer sits on Z0).
+  const size_t M = 4;
+  const double jit = 1e-6;
+  const arma::mat X = arma::vec{-0.7, 0.1, 0.55};
+  dkp::random::Stream init(2);
+  const CompositionalDgp mf(small("dsvi", 1), init);
+  ParamMap p = jiggle(mf.initial_parameters(), 21, 0.2);
+  p["layer1.S"] = 0.4 * arma::trimatl(p.at("layer1.S") + arma::eye(M, M));
+  const arma::vec Z = p.at("layer1.Z"), m = p.at("layer1.m");
+  const arma::mat S = arma::trimatl(p.at("layer1.S"));
+  const arma::mat K = layer_kernel(p, 1, 1, true, Z, Z) + jit * arma::eye(M, M);
+  const arma::mat Kxz = layer_kernel(p, 1, 1, true, X.col(0), Z);
+  const arma::mat W = Kxz * arma::inv_sympd(K);
+  const arma::vec mean = W * m;
+  const arma::mat cov = layer_kernel(p, 1, 1, true, X.col(0), X.col(0)) - W * Kxz.t() +
+                        W * S * S.t() * W.t() + jit * arma::eye(3, 3);
+  const size_t n = 20000;
+  {
+    dkp::random::Stream r(8);
+    expect_moments(mf.predict(p, X, n, r).mean, mean, cov.diag());
+  }
+  {
+    const CompositionalDgp joint(small("jointly-gaussian", 1), init);
+    ParamMap q = joint.initial_parameters();
+    for (auto& [name, v] : q)
+      if (p.count(name)) v = p.at(name);
+    q["q.m"] = m;
+    q["q.S"] = S;
+    dkp::random::Stream r(9);
+    expect_moments(joint.predict(q, X, n, r).mean, mean, cov.diag());
+  }
+  {
+    const CompositionalDgp loc(small("inducing-locations", 1), init);
+    ParamMap q = loc.initial_parameters();
+    for (auto& [name, v] : q)
+      if (p.count(name)) v = p.at(name);
+    q["Z0"] = Z;
+    q["layer1.m"] = m;
+    q["layer1.S"] = S;
+    dkp::random::Stream r(10);
+    expect_moments(loc.predict(q, X, n, r).mean, mean, cov.diag());
+  }
+  // layer_functions of a one-layer model is the same GP at X.
+  {
+    dkp::random::Stream r(11);
+    const auto f = mf.layer_functions(p, X, n, r);
+    REQUIRE(f.size() == 1);
+    expect_moments(f[0], mean, cov.diag());
+  }
+}
+
+TEST_CASE("compositional DGP: predictions, hidden layers and layer functions") {
+  const Tiny d = tiny_data(8, 1, 5);
+  for (const auto& post : dkp::models::cdgp_posteriors()) {
+    CAPTURE(post);
+    dkp::random::Stream init(3);
+    const CompositionalDgp model(small(post, 3), init);
+    const auto pred =
+        dkp::test::check_predictions(model, d.X, dkp::models::HiddenKind::Features, 2, 1);
+    CHECK(arma::approx_equal(pred.var, arma::mat(5, 6, arma::fill::value(0.09)), "absdiff", 1e-15));
+    dkp::random::Stream r(4);
+    const auto f = model.layer_functions(model.initial_parameters(), d.X, 7, r);
+    REQUIRE(f.size() == 3);
+    for (const auto& F : f) {
+      CHECK(F.n_rows == 8);
+      CHECK(F.n_cols == 7);
+      CHECK(F.is_finite());
+    }
+  }
+}
+
+TEST_CASE("compositional DGP: bad configurations and inputs") {
+  dkp::random::Stream init(1);
+  CHECK_THROWS_AS(CompositionalDgp(small("mean-field"), init), dkp::ConfigError);
+  CHECK_THROWS_AS(CompositionalDgp(small("dsvi", 0), init), dkp::ConfigError);
+  CdgpConfig c = small("dsvi");
+  c.noise_std = 0.0;
+  CHECK_THROWS_AS(CompositionalDgp(c, init), dkp::ConfigError);
+  c = small("dsvi");
+  c.inducing = 0;
+  CHECK_THROWS_AS(CompositionalDgp(c, init), dkp::ConfigError);
+  const CompositionalDgp model(small("dsvi"), init);
+  const Tiny d = tiny_data(6, 2, 1);  // two features: the model takes one
+  dkp::autodiff::Tape tape;
+  const auto v = dkp::models::to_vars(tape, model.initial_parameters(), false);
+  dkp::random::Stream r(1);
+  CHECK_THROWS_AS(model.elbo(v, d.X, d.y, 6.0, 1, 1.0, r), dkp::Error);
+  CHECK_THROWS_AS(model.predict(model.initial_parameters(), d.X, 2, r), dkp::Error);
+}

@@ -43,5 +43,6 @@ int cmd_grid(const std::vector<std::string>& args);
 int cmd_tables(const std::vector<std::string>& args);
 int cmd_data(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_toy(const std::vector<std::string>& args);
 
 }  // namespace dkp::cli

@@ -28,6 +28,7 @@ const std::vector<Command>& commands() {
       {"tables", "aggregate results into the papers' tables (LaTeX, CSV)", cmd_tables},
       {"data", "list and verify datasets", cmd_data},
       {"bench", "time training steps, prediction and kernels", cmd_bench},
+      {"toy", "the compositional-uncertainty paper's toy DGPs (its Table 1 and Figure 5)", cmd_toy},
   };
   return table;
 }

@@ -72,13 +72,14 @@ int cmd_toy(const std::vector<std::string>& args) {
     ("var-samples", po::value<long>()->default_value(10000),
      "samples of each layer's function at x = 0 for Var[f_l(0)]")
     ("figure-samples", po::value<long>()->default_value(25),
-     "samples per layer on a grid for Figure 5 (figure.csv; trial 0; 0: none)")
+     "samples per layer on a grid for Figure 5 (trial 0; 0: none)")
     ("seed", po::value<uint64_t>()->default_value(0), "master seed (data, then one stream per trial)")
     ("threads", po::value<int>()->default_value(1), "threads sharing each step's samples")
     ("reference", po::value<std::string>()->default_value(
        "results/reference/dgp-compositional-uncertainty.csv"), "the paper's values (CSV)")
-    ("out", po::value<std::string>()->default_value("results/toy"),
-     "output directory: trials.csv, table.csv, table.tex, figure.csv");
+    ("out", po::value<std::string>()->default_value("results/tables"),
+     "output directory: compositional-table1.csv and .tex (the table), compositional-trials.csv "
+     "(every trial), compositional-figure5.csv (layer samples on a grid)");
   // clang-format on
   po::positional_options_description pos;
   po::variables_map vm;
@@ -234,11 +235,11 @@ int cmd_toy(const std::vector<std::string>& args) {
       "mean $\\pm$ sd over {} trials (the paper's mean in brackets); {} points, {} layers, {} "
       "inducing points, {} steps at lr {}, S = {}.}}\n\\end{{table}}\n\\end{{document}}\n",
       trials, N, depth, M, steps, lr, S);
-  util::write_file_atomic(out / "trials.csv", trials_csv);
-  util::write_file_atomic(out / "table.csv", table_csv);
-  util::write_file_atomic(out / "table.tex", tex);
-  if (fig_samples > 0) util::write_file_atomic(out / "figure.csv", figure);
-  spdlog::info("wrote {}", (out / "table.csv").string());
+  util::write_file_atomic(out / "compositional-trials.csv", trials_csv);
+  util::write_file_atomic(out / "compositional-table1.csv", table_csv);
+  util::write_file_atomic(out / "compositional-table1.tex", tex);
+  if (fig_samples > 0) util::write_file_atomic(out / "compositional-figure5.csv", figure);
+  spdlog::info("wrote {}", (out / "compositional-table1.csv").string());
   return kExitOk;
 }
 

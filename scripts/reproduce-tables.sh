@@ -30,6 +30,15 @@ done
 for g in "${grids[@]}"; do
   "$dkp" tables "$g" --profile "$profile" --results "$results" --out "$tables" || failed+=("tables $g")
 done
+# The compositional-uncertainty paper's Table 1 (dkp toy: its 1-D toy, not a UCI grid; recomputed
+# on every call, about an hour on one core for the full protocol).
+case $profile in
+  quick) toy_args=(--trials 2 --steps 2000 --elbo-samples 100 --var-samples 1000) ;;
+  sample) toy_args=(--trials 3) ;;
+  *) toy_args=() ;;
+esac
+echo "== dkp toy (profile $profile)"
+"$dkp" toy "${toy_args[@]}" --out "$tables" || failed+=("toy")
 echo "tables: $tables/ (reproduce-tables: $(( $(date +%s) - start )) s in all)"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'reproduce-tables: failures in:\n' >&2

@@ -238,6 +238,18 @@ for m in elbo test_ll test_rmse; do
 done
 ! grep -Eq '\([1-9][0-9]* incomplete' "$work/tables.log" \
   || { cat "$work/tables.log" >&2; fail "tables flag incomplete cells"; }
+# The compositional-uncertainty toy (dkp toy): its table beside the paper's, every trial, the
+# figure's samples; bad options exit 2.
+"$dkp" toy --trials 2 --steps 20 --elbo-samples 10 --var-samples 50 --figure-samples 3 \
+  --out "$work/tables" --quiet >"$work/toy.out" || fail "dkp toy"
+[ "$(grep -c ',13.43,8.03$\|,23.15,6.80$\|,36.31,3.55$' "$work/tables/compositional-table1.csv")" = 3 ] ||
+  fail "compositional-table1.csv lacks the paper's ELBOs: $(cat "$work/tables/compositional-table1.csv")"
+[ "$(wc -l <"$work/tables/compositional-trials.csv")" = 7 ] || fail "compositional-trials.csv: not 6 trials"
+[ "$(wc -l <"$work/tables/compositional-figure5.csv")" = $((1 + 3 * 3 * 3 * 101)) ] ||
+  fail "compositional-figure5.csv: not 3 posteriors x 3 layers x 3 samples x 101 points"
+expect_rc 2 "$dkp" toy --posterior mean-field --out "$work/badtoy"
+expect_rc 2 "$dkp" toy --trials 0 --out "$work/badtoy"
+[ ! -e "$work/badtoy" ] || fail "dkp toy with bad options wrote $work/badtoy"
 # Every LaTeX table compiles standalone (`make deps` installs pdflatex; DKP_SMOKE_NO_LATEX=1 skips
 # this on a machine without TeX).
 if [ "${DKP_SMOKE_NO_LATEX:-0}" != 1 ]; then

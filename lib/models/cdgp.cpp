@@ -36,6 +36,12 @@ Var kmat(const Kernel& k, const Var& a, const Var& b) {
   return ad::mul(k.alpha, ad::exp(e));
 }
 
+// Layer l's kernel parameters (positive: exp of the stored logs).
+Kernel layer_kernel(const VarMap& p, size_t l, bool periodic) {
+  return {ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_gamma"))),
+          periodic ? ad::exp(get(p, layer_key(l, "log_omega"))) : Var()};
+}
+
 Var eye(ad::Tape& tape, arma::uword n, double c) {
   return tape.constant(c * arma::eye(n, n));
 }
@@ -48,6 +54,11 @@ Var gaussian_kl(const Var& m, const Var& S, const Var& mu, const Var& L) {
   const Var logdet_s = ad::sum(ad::log(ad::square(ad::diag(S))));
   const Var twice = ad::sum(ad::square(B)) + ad::sum(ad::square(r)) + ad::logdet_chol(L) - logdet_s;
   return ad::add_scalar(ad::scale(twice, 0.5), -0.5 * double(m.n_rows()));
+}
+
+// KL(q(u_l) || N(mu, Lp Lp^T)) of a per-layer posterior ("layer{l}.m", "layer{l}.S").
+Var layer_kl(const VarMap& p, size_t l, const Var& mu, const Var& Lp) {
+  return gaussian_kl(get(p, layer_key(l, "m")), ad::tril(get(p, layer_key(l, "S"))), mu, Lp);
 }
 
 // One draw of a layer's outputs at the points F (N x 1), jointly over the points, given the
@@ -83,7 +94,8 @@ CompositionalDgp::CompositionalDgp(const CdgpConfig& cfg, random::Stream& init) 
   for (const auto& n : cdgp_posteriors()) known = known || n == cfg.posterior;
   if (!known) {
     throw ConfigError(fmt::format(
-        "compositional DGP: unknown posterior '{}' (dsvi, jointly-gaussian or inducing-locations)", cfg.posterior));
+        "compositional DGP: unknown posterior '{}' (dsvi, jointly-gaussian or inducing-locations)",
+        cfg.posterior));
   }
   if (cfg.depth < 1 || cfg.inducing < 1 || !(cfg.noise_std > 0.0) || !(cfg.jitter >= 0.0) ||
       !(cfg.beta > 0.0)) {
@@ -143,7 +155,8 @@ CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var&
   const size_t L = cfg_.depth, M = cfg_.inducing;
   ad::Tape& tape = X.tape();
   SampleOut out;
-  // The inducing outputs of this sample ("jointly-gaussian": all layers at once; "inducing-locations": per layer).
+  // The inducing outputs of this sample ("jointly-gaussian": all layers at once;
+  // "inducing-locations": per layer).
   std::vector<Var> u(L + 1);
   if (cfg_.posterior == "jointly-gaussian") {
     const Var S = ad::tril(get(p, "q.S"));
@@ -159,22 +172,18 @@ CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var&
              ad::matmul(S, tape.constant(random::normal_matrix(rng, M, 1)));
     }
     for (size_t l = 1; l <= L; ++l) {
-      const Kernel k = {
-          ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_gamma"))),
-          l == L && cfg_.last_periodic ? ad::exp(get(p, layer_key(l, "log_omega"))) : Var()};
+      const Kernel k = layer_kernel(p, l, l == L && cfg_.last_periodic);
       const Var Lp =
           ad::cholesky(kmat(k, u[l - 1], u[l - 1]) + eye(tape, M, 1.0 / cfg_.beta + cfg_.jitter),
                        "cdgp prior p(f_l^z | f_(l-1)^z)");
       const Var mu = l < L ? u[l - 1] : tape.constant(arma::zeros(M, 1));
-      kl = kl + gaussian_kl(get(p, layer_key(l, "m")), ad::tril(get(p, layer_key(l, "S"))), mu, Lp);
+      kl = kl + layer_kl(p, l, mu, Lp);
     }
     out.kl = kl;
   }
   Var F = X;
   for (size_t l = 1; l <= L; ++l) {
-    const Kernel k = {
-        ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_gamma"))),
-        l == L && cfg_.last_periodic ? ad::exp(get(p, layer_key(l, "log_omega"))) : Var()};
+    const Kernel k = layer_kernel(p, l, l == L && cfg_.last_periodic);
     const bool identity = l < L;
     Var Zl, ul, S;
     if (cfg_.posterior == "dsvi") {
@@ -199,9 +208,7 @@ Var CompositionalDgp::kl_shared(const VarMap& p) const {
   const size_t L = cfg_.depth, M = cfg_.inducing;
   ad::Tape& tape = get(p, layer_key(1, "log_alpha")).tape();
   auto prior = [&](size_t l, Var& Lp, Var& mu) {
-    const Kernel k = {
-        ad::exp(get(p, layer_key(l, "log_alpha"))), ad::exp(get(p, layer_key(l, "log_gamma"))),
-        l == L && cfg_.last_periodic ? ad::exp(get(p, layer_key(l, "log_omega"))) : Var()};
+    const Kernel k = layer_kernel(p, l, l == L && cfg_.last_periodic);
     const Var Z = get(p, layer_key(l, "Z"));
     Lp = ad::cholesky(kmat(k, Z, Z) + eye(tape, M, cfg_.jitter), "cdgp prior K_zz");
     mu = l < L ? Z : tape.constant(arma::zeros(M, 1));
@@ -211,7 +218,7 @@ Var CompositionalDgp::kl_shared(const VarMap& p) const {
     for (size_t l = 1; l <= L; ++l) {
       Var Lp, mu;
       prior(l, Lp, mu);
-      kl = kl + gaussian_kl(get(p, layer_key(l, "m")), ad::tril(get(p, layer_key(l, "S"))), mu, Lp);
+      kl = kl + layer_kl(p, l, mu, Lp);
     }
     return kl;
   }

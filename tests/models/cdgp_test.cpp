@@ -73,6 +73,13 @@ double model_kl(const CompositionalDgp& model, const ParamMap& p, const Tiny& d)
   return model.elbo(v, d.X, d.y, n, 1, 1.0, r).kl * n;
 }
 
+// `init` with the values of the parameters it shares with `from`.
+ParamMap with_shared(ParamMap init, const ParamMap& from) {
+  for (auto& [name, v] : init)
+    if (from.count(name)) v = from.at(name);
+  return init;
+}
+
 ParamMap jiggle(const ParamMap& init, uint64_t seed, double scale) {
   dkp::random::Stream s(seed);
   ParamMap p = init;
@@ -152,9 +159,7 @@ TEST_CASE("compositional DGP: the KL terms equal the closed-form Gaussian KLs") 
 
   SUBCASE("jointly Gaussian with a block-diagonal S is the mean-field KL") {
     const CompositionalDgp joint(small("jointly-gaussian"), init);
-    ParamMap q = joint.initial_parameters();
-    for (auto& [name, v] : q)
-      if (p.count(name)) v = p.at(name);
+    ParamMap q = with_shared(joint.initial_parameters(), p);
     q["q.m"] = m_all;
     q["q.S"] = S_all + arma::trimatu(arma::ones(L * M, L * M), 1);  // upper part is ignored
     CHECK(model_kl(joint, q, d) == doctest::Approx(expected).epsilon(1e-9));
@@ -210,27 +215,17 @@ TEST_CASE("compositional DGP: one layer's draws follow the GP posterior in close
     dkp::random::Stream r(8);
     expect_moments(mf.predict(p, X, n, r).mean, mean, cov.diag());
   }
-  {
-    const CompositionalDgp joint(small("jointly-gaussian", 1), init);
-    ParamMap q = joint.initial_parameters();
-    for (auto& [name, v] : q)
-      if (p.count(name)) v = p.at(name);
-    q["q.m"] = m;
-    q["q.S"] = S;
-    dkp::random::Stream r(9);
-    expect_moments(joint.predict(q, X, n, r).mean, mean, cov.diag());
-  }
-  {
-    const CompositionalDgp loc(small("inducing-locations", 1), init);
-    ParamMap q = loc.initial_parameters();
-    for (auto& [name, v] : q)
-      if (p.count(name)) v = p.at(name);
-    q["Z0"] = Z;
-    q["layer1.m"] = m;
-    q["layer1.S"] = S;
-    dkp::random::Stream r(10);
-    expect_moments(loc.predict(q, X, n, r).mean, mean, cov.diag());
-  }
+  // The other posteriors with the same q: their parameters shared with p, then `set`.
+  auto draws = [&](const char* posterior, const ParamMap& set, uint64_t seed) {
+    const CompositionalDgp model(small(posterior, 1), init);
+    ParamMap q = with_shared(model.initial_parameters(), p);
+    for (const auto& [name, v] : set) q[name] = v;
+    dkp::random::Stream r(seed);
+    return model.predict(q, X, n, r).mean;
+  };
+  expect_moments(draws("jointly-gaussian", {{"q.m", m}, {"q.S", S}}, 9), mean, cov.diag());
+  expect_moments(draws("inducing-locations", {{"Z0", Z}, {"layer1.m", m}, {"layer1.S", S}}, 10),
+                 mean, cov.diag());
   // layer_functions of a one-layer model is the same GP at X.
   {
     dkp::random::Stream r(11);

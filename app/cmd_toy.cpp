@@ -2,6 +2,8 @@
 // 2020, section 5): two-layer DGPs (SE then periodic kernel) on the 1-D toy data, with the
 // mean-field (DSVI), jointly Gaussian and inducing-locations posteriors, several trials each;
 // ELBO and the marginal variances of the two layers' functions at x = 0, beside the paper's.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +16,7 @@
 #include "data/toy.hpp"
 #include "models/cdgp.hpp"
 #include "report/reference.hpp"
+#include "training/mc.hpp"
 #include "training/trainer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -75,6 +78,7 @@ int cmd_toy(const std::vector<std::string>& args) {
      "samples per layer on a grid for Figure 5 (trial 0; 0: none)")
     ("seed", po::value<uint64_t>()->default_value(0), "master seed (data, then one stream per trial)")
     ("threads", po::value<int>()->default_value(1), "threads sharing each step's samples")
+    ("jobs,j", po::value<int>()->default_value(1), "trials trained at once (the same numbers for any)")
     ("reference", po::value<std::string>()->default_value(
        "results/reference/dgp-compositional-uncertainty.csv"), "the paper's values (CSV)")
     ("out", po::value<std::string>()->default_value("results/tables"),
@@ -101,13 +105,13 @@ int cmd_toy(const std::vector<std::string>& args) {
   const long var_samples = vm["var-samples"].as<long>();
   const long fig_samples = vm["figure-samples"].as<long>();
   const double lr = vm["lr"].as<double>(), noise_std = vm["noise-std"].as<double>();
-  const int threads = vm["threads"].as<int>();
+  const int threads = vm["threads"].as<int>(), jobs = vm["jobs"].as<int>();
   const std::string last_kernel = vm["last-kernel"].as<std::string>();
   if (trials < 1 || steps < 1 || S < 1 || M < 1 || depth < 1 || N < 2 || elbo_samples < 1 ||
-      var_samples < 2 || fig_samples < 0 || threads < 1) {
+      var_samples < 2 || fig_samples < 0 || threads < 1 || jobs < 1) {
     throw UsageError(
-        "--trials, --steps, --samples, --inducing, --depth, --elbo-samples and --threads must be "
-        "at least 1, --points and --var-samples at least 2, --figure-samples at least 0");
+        "--trials, --steps, --samples, --inducing, --depth, --elbo-samples, --threads and --jobs "
+        "must be at least 1, --points and --var-samples at least 2, --figure-samples at least 0");
   }
   if (!(lr > 0.0) || !(noise_std > 0.0)) throw UsageError("--lr and --noise-std must be positive");
   if (last_kernel != "periodic" && last_kernel != "se")
@@ -126,62 +130,69 @@ int cmd_toy(const std::vector<std::string>& args) {
   const data::ToyData data = data::compositional_toy(size_t(N), noise_std, data_rng);
   const arma::mat x0(1, 1, arma::fill::zeros);
 
-  std::vector<TrialResult> results;
-  std::string figure = "posterior,layer,sample,x,f\n";
-  for (const auto& posterior : posteriors) {
+  // One task per (posterior, trial), `--jobs` at a time; each has its own streams, so the
+  // results do not depend on the order or the number of jobs.
+  const size_t n_tasks = posteriors.size() * size_t(trials);
+  std::vector<TrialResult> results(n_tasks);
+  std::vector<std::string> figures(n_tasks);  // trial 0 of each posterior
+  std::atomic<size_t> next{0};
+  auto run_task = [&](size_t task) {
+    const std::string& posterior = posteriors[task / size_t(trials)];
+    const size_t t = task % size_t(trials);
     models::CdgpConfig cfg;
     cfg.posterior = posterior;
     cfg.depth = size_t(depth);
     cfg.inducing = size_t(M);
     cfg.noise_std = noise_std;
     cfg.last_periodic = last_kernel == "periodic";
-    for (long t = 0; t < trials; ++t) {
-      const random::Stream run = master.child(posterior, uint64_t(t));
-      random::Stream init = run.child("init", 0);
-      const models::CompositionalDgp model(cfg, init);
-      training::TrainOptions opt;
-      opt.steps = size_t(steps);
-      opt.lr = training::LrSchedule::steps(lr, {});
-      opt.kl = training::KlAnnealing(0);
-      opt.samples = size_t(S);
-      opt.threads = size_t(threads);
-      opt.log_every = 0;
-      opt.checkpoint_every = 0;
-      const training::TrainReport tr = training::train(model, data.X, data.y, opt, run);
-      TrialResult r;
-      r.posterior = posterior;
-      r.trial = size_t(t);
-      r.train_s = tr.train_seconds;
-      random::Stream elbo_rng = run.child("final-elbo", 0);
-      r.elbo = double(N) * training::estimate_elbo(model, tr.params, data.X, data.y,
-                                                   size_t(elbo_samples), elbo_rng, size_t(threads));
-      random::Stream var_rng = run.child("var-at-0", 0);
-      for (const arma::mat& f : model.layer_functions(tr.params, x0, size_t(var_samples), var_rng))
-        r.var_at_0.push_back(arma::var(arma::vectorise(f)));
-      if (t == 0 && fig_samples > 0) {
-        const arma::mat grid = arma::linspace(-1.0, 1.0, 101);
-        random::Stream fig_rng = run.child("figure", 0);
-        const auto fs_ = model.layer_functions(tr.params, grid, size_t(fig_samples), fig_rng);
-        random::Stream comp_rng = run.child("figure-composition", 0);
-        const models::Predictive comp =
-            model.predict(tr.params, grid, size_t(fig_samples), comp_rng);
-        for (size_t l = 0; l <= fs_.size(); ++l) {
-          const arma::mat& F = l < fs_.size() ? fs_[l] : comp.mean;
-          const std::string layer = l < fs_.size() ? std::to_string(l + 1) : "composition";
-          for (arma::uword s = 0; s < F.n_cols; ++s)
-            for (arma::uword i = 0; i < F.n_rows; ++i)
-              figure += fmt::format("{},{},{},{:.17g},{:.17g}\n", posterior, layer, s, grid(i, 0),
-                                    F(i, s));
-        }
+    const random::Stream run = master.child(posterior, uint64_t(t));
+    random::Stream init = run.child("init", 0);
+    const models::CompositionalDgp model(cfg, init);
+    training::TrainOptions opt;
+    opt.steps = size_t(steps);
+    opt.lr = training::LrSchedule::steps(lr, {});
+    opt.kl = training::KlAnnealing(0);
+    opt.samples = size_t(S);
+    opt.threads = size_t(threads);
+    opt.log_every = 0;
+    opt.checkpoint_every = 0;
+    const training::TrainReport tr = training::train(model, data.X, data.y, opt, run);
+    TrialResult& r = results[task];
+    r.posterior = posterior;
+    r.trial = t;
+    r.train_s = tr.train_seconds;
+    random::Stream elbo_rng = run.child("final-elbo", 0);
+    r.elbo = double(N) * training::estimate_elbo(model, tr.params, data.X, data.y,
+                                                 size_t(elbo_samples), elbo_rng, size_t(threads));
+    random::Stream var_rng = run.child("var-at-0", 0);
+    for (const arma::mat& f : model.layer_functions(tr.params, x0, size_t(var_samples), var_rng))
+      r.var_at_0.push_back(arma::var(arma::vectorise(f)));
+    if (t == 0 && fig_samples > 0) {
+      const arma::mat grid = arma::linspace(-1.0, 1.0, 101);
+      random::Stream fig_rng = run.child("figure", 0);
+      const auto layers = model.layer_functions(tr.params, grid, size_t(fig_samples), fig_rng);
+      random::Stream comp_rng = run.child("figure-composition", 0);
+      const models::Predictive comp = model.predict(tr.params, grid, size_t(fig_samples), comp_rng);
+      for (size_t l = 0; l <= layers.size(); ++l) {
+        const arma::mat& F = l < layers.size() ? layers[l] : comp.mean;
+        const std::string layer = l < layers.size() ? std::to_string(l + 1) : "composition";
+        for (arma::uword s = 0; s < F.n_cols; ++s)
+          for (arma::uword i = 0; i < F.n_rows; ++i)
+            figures[task] +=
+                fmt::format("{},{},{},{:.17g},{:.17g}\n", posterior, layer, s, grid(i, 0), F(i, s));
       }
-      std::string vars;
-      for (size_t l = 0; l < r.var_at_0.size(); ++l)
-        vars += fmt::format("  Var[f{}(0)] {:.3e}", l + 1, r.var_at_0[l]);
-      spdlog::info("{} trial {}/{}: ELBO {:.2f}{}  ({:.1f} s, {:.2f} ms/step)", posterior, t + 1,
-                   trials, r.elbo, vars, tr.train_seconds, 1e3 * tr.seconds_per_step);
-      results.push_back(std::move(r));
     }
-  }
+    std::string vars;
+    for (size_t l = 0; l < r.var_at_0.size(); ++l)
+      vars += fmt::format("  Var[f{}(0)] {:.3e}", l + 1, r.var_at_0[l]);
+    spdlog::info("{} trial {}/{}: ELBO {:.2f}{}  ({:.1f} s, {:.2f} ms/step)", posterior, t + 1,
+                 trials, r.elbo, vars, tr.train_seconds, 1e3 * tr.seconds_per_step);
+  };
+  training::parallel_for(std::min(size_t(jobs), n_tasks), [&](size_t) {
+    for (size_t task = next++; task < n_tasks; task = next++) run_task(task);
+  });
+  std::string figure = "posterior,layer,sample,x,f\n";
+  for (const auto& f : figures) figure += f;
 
   // Per trial, then the table: mean +- sd over the trials, as the paper prints it.
   std::string trials_csv = "posterior,trial,elbo";

@@ -38,7 +38,7 @@ case $profile in
   *) toy_args=() ;;
 esac
 echo "== dkp toy (profile $profile)"
-"$dkp" toy "${toy_args[@]}" --out "$tables" || failed+=("toy")
+"$dkp" toy "${toy_args[@]}" --jobs "$jobs" --out "$tables" || failed+=("toy")
 echo "tables: $tables/ (reproduce-tables: $(( $(date +%s) - start )) s in all)"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'reproduce-tables: failures in:\n' >&2

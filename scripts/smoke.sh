@@ -241,7 +241,11 @@ done
 # The compositional-uncertainty toy (dkp toy): its table beside the paper's, every trial, the
 # figure's samples; bad options exit 2.
 "$dkp" toy --trials 2 --steps 20 --elbo-samples 10 --var-samples 50 --figure-samples 3 \
-  --out "$work/tables" --quiet >"$work/toy.out" || fail "dkp toy"
+  --jobs 2 --out "$work/tables" --quiet >"$work/toy.out" || fail "dkp toy"
+"$dkp" toy --trials 2 --steps 20 --elbo-samples 10 --var-samples 50 --figure-samples 3 \
+  --jobs 1 --out "$work/toy1" --quiet >/dev/null || fail "dkp toy --jobs 1"
+cmp -s "$work/tables/compositional-table1.csv" "$work/toy1/compositional-table1.csv" ||
+  fail "dkp toy: --jobs 2 and --jobs 1 give different tables"
 [ "$(grep -c ',13.43,8.03$\|,23.15,6.80$\|,36.31,3.55$' "$work/tables/compositional-table1.csv")" = 3 ] ||
   fail "compositional-table1.csv lacks the paper's ELBOs: $(cat "$work/tables/compositional-table1.csv")"
 [ "$(wc -l <"$work/tables/compositional-trials.csv")" = 7 ] || fail "compositional-trials.csv: not 6 trials"

@@ -16,6 +16,7 @@
 #include "data/toy.hpp"
 #include "models/cdgp.hpp"
 #include "report/reference.hpp"
+#include "report/svg.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
 #include "util/error.hpp"
@@ -83,7 +84,7 @@ int cmd_toy(const std::vector<std::string>& args) {
        "results/reference/dgp-compositional-uncertainty.csv"), "the paper's values (CSV)")
     ("out", po::value<std::string>()->default_value("results/tables"),
      "output directory: compositional-table1.csv and .tex (the table), compositional-trials.csv "
-     "(every trial), compositional-figure5.csv (layer samples on a grid)");
+     "(every trial), compositional-figure5.csv and .svg (layer samples on a grid)");
   // clang-format on
   po::positional_options_description pos;
   po::variables_map vm;
@@ -134,7 +135,9 @@ int cmd_toy(const std::vector<std::string>& args) {
   // results do not depend on the order or the number of jobs.
   const size_t n_tasks = posteriors.size() * size_t(trials);
   std::vector<TrialResult> results(n_tasks);
-  std::vector<std::string> figures(n_tasks);  // trial 0 of each posterior
+  // Trial 0 of each posterior: each layer's function, then the composition, on the grid.
+  std::vector<std::vector<arma::mat>> figures(n_tasks);
+  const arma::vec grid = arma::linspace(-1.0, 1.0, 101);
   std::atomic<size_t> next{0};
   auto run_task = [&](size_t task) {
     const std::string& posterior = posteriors[task / size_t(trials)];
@@ -168,19 +171,10 @@ int cmd_toy(const std::vector<std::string>& args) {
     for (const arma::mat& f : model.layer_functions(tr.params, x0, size_t(var_samples), var_rng))
       r.var_at_0.push_back(arma::var(arma::vectorise(f)));
     if (t == 0 && fig_samples > 0) {
-      const arma::mat grid = arma::linspace(-1.0, 1.0, 101);
       random::Stream fig_rng = run.child("figure", 0);
-      const auto layers = model.layer_functions(tr.params, grid, size_t(fig_samples), fig_rng);
+      figures[task] = model.layer_functions(tr.params, grid, size_t(fig_samples), fig_rng);
       random::Stream comp_rng = run.child("figure-composition", 0);
-      const models::Predictive comp = model.predict(tr.params, grid, size_t(fig_samples), comp_rng);
-      for (size_t l = 0; l <= layers.size(); ++l) {
-        const arma::mat& F = l < layers.size() ? layers[l] : comp.mean;
-        const std::string layer = l < layers.size() ? std::to_string(l + 1) : "composition";
-        for (arma::uword s = 0; s < F.n_cols; ++s)
-          for (arma::uword i = 0; i < F.n_rows; ++i)
-            figures[task] +=
-                fmt::format("{},{},{},{:.17g},{:.17g}\n", posterior, layer, s, grid(i, 0), F(i, s));
-      }
+      figures[task].push_back(model.predict(tr.params, grid, size_t(fig_samples), comp_rng).mean);
     }
     std::string vars;
     for (size_t l = 0; l < r.var_at_0.size(); ++l)
@@ -191,8 +185,31 @@ int cmd_toy(const std::vector<std::string>& args) {
   training::parallel_for(std::min(size_t(jobs), n_tasks), [&](size_t) {
     for (size_t task = next++; task < n_tasks; task = next++) run_task(task);
   });
+  // Figure 5: its samples as CSV, and drawn (a row per posterior: f_1, ..., f_L, composition).
   std::string figure = "posterior,layer,sample,x,f\n";
-  for (const auto& f : figures) figure += f;
+  std::vector<report::PlotPanel> panels;
+  for (size_t task = 0; task < n_tasks; ++task) {
+    const std::string& posterior = posteriors[task / size_t(trials)];
+    for (size_t l = 0; l < figures[task].size(); ++l) {
+      const arma::mat& F = figures[task][l];
+      const bool comp = l + 1 == figures[task].size();
+      const std::string layer = comp ? "composition" : std::to_string(l + 1);
+      report::PlotPanel panel;
+      panel.title = comp ? posterior + ": f(x)" : fmt::format("{}: f{}(x)", posterior, l + 1);
+      panel.x = grid;
+      for (arma::uword s = 0; s < F.n_cols; ++s) {
+        panel.curves.push_back(F.col(s));
+        for (arma::uword i = 0; i < F.n_rows; ++i)
+          figure +=
+              fmt::format("{},{},{},{:.17g},{:.17g}\n", posterior, layer, s, grid[i], F(i, s));
+      }
+      if (comp) {
+        panel.px = data.X.col(0);
+        panel.py = data.y;
+      }
+      panels.push_back(std::move(panel));
+    }
+  }
 
   // Per trial, then the table: mean +- sd over the trials, as the paper prints it.
   std::string trials_csv = "posterior,trial,elbo";
@@ -249,7 +266,11 @@ int cmd_toy(const std::vector<std::string>& args) {
   util::write_file_atomic(out / "compositional-trials.csv", trials_csv);
   util::write_file_atomic(out / "compositional-table1.csv", table_csv);
   util::write_file_atomic(out / "compositional-table1.tex", tex);
-  if (fig_samples > 0) util::write_file_atomic(out / "compositional-figure5.csv", figure);
+  if (fig_samples > 0) {
+    util::write_file_atomic(out / "compositional-figure5.csv", figure);
+    util::write_file_atomic(out / "compositional-figure5.svg",
+                            report::svg_panels(panels, size_t(depth) + 1));
+  }
   spdlog::info("wrote {}", (out / "compositional-table1.csv").string());
   return kExitOk;
 }

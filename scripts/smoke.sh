@@ -251,6 +251,8 @@ cmp -s "$work/tables/compositional-table1.csv" "$work/toy1/compositional-table1.
 [ "$(wc -l <"$work/tables/compositional-trials.csv")" = 7 ] || fail "compositional-trials.csv: not 6 trials"
 [ "$(wc -l <"$work/tables/compositional-figure5.csv")" = $((1 + 3 * 3 * 3 * 101)) ] ||
   fail "compositional-figure5.csv: not 3 posteriors x 3 layers x 3 samples x 101 points"
+[ "$(grep -c '^<g>$' "$work/tables/compositional-figure5.svg")" = 9 ] ||
+  fail "compositional-figure5.svg: not 3 posteriors x (2 layers + composition) panels"
 expect_rc 2 "$dkp" toy --posterior mean-field --out "$work/badtoy"
 expect_rc 2 "$dkp" toy --trials 0 --out "$work/badtoy"
 [ ! -e "$work/badtoy" ] || fail "dkp toy with bad options wrote $work/badtoy"

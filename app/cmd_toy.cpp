@@ -7,7 +7,6 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -35,16 +34,6 @@ struct TrialResult {
   std::vector<double> var_at_0;  ///< Var[f_l(0)], l = 1..L
   double train_s = 0.0;
 };
-
-// mean and sample standard deviation (n - 1; 0 for one value).
-std::pair<double, double> mean_sd(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double x : v) m += x;
-  m /= double(v.size());
-  double ss = 0.0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return {m, v.size() > 1 ? std::sqrt(ss / double(v.size() - 1)) : 0.0};
-}
 
 std::string metric_name(size_t i) {
   return i == 0 ? "elbo" : fmt::format("var_f{}_at_0", i);
@@ -92,9 +81,7 @@ int cmd_toy(const std::vector<std::string>& args) {
     return kExitOk;
   const auto posteriors = vm["posterior"].as<std::vector<std::string>>();
   for (const auto& p : posteriors) {
-    bool known = false;
-    for (const auto& n : models::cdgp_posteriors()) known = known || n == p;
-    if (!known) {
+    if (!models::is_cdgp_posterior(p)) {
       throw UsageError(
           fmt::format("--posterior '{}': dsvi, jointly-gaussian or inducing-locations", p));
     }
@@ -235,7 +222,8 @@ int cmd_toy(const std::vector<std::string>& args) {
       std::vector<double> v;
       for (const auto& r : results)
         if (r.posterior == posterior) v.push_back(i == 0 ? r.elbo : r.var_at_0[i - 1]);
-      const auto [m, sd] = mean_sd(v);
+      const arma::vec values(v);
+      const double m = arma::mean(values), sd = arma::stddev(values);  // sd with n - 1
       const std::string metric = metric_name(i);
       const report::RefRow* ref = nullptr;
       for (const auto& row : refs)

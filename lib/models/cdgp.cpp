@@ -1,5 +1,6 @@
 #include "models/cdgp.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -84,15 +85,18 @@ Var conditional_draw(const Kernel& k, bool identity_mean, const Var& F, const Va
 
 }  // namespace
 
+bool is_cdgp_posterior(const std::string& name) {
+  const auto& names = cdgp_posteriors();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 const std::vector<std::string>& cdgp_posteriors() {
   static const std::vector<std::string> names = {"dsvi", "jointly-gaussian", "inducing-locations"};
   return names;
 }
 
 CompositionalDgp::CompositionalDgp(const CdgpConfig& cfg, random::Stream& init) : cfg_(cfg) {
-  bool known = false;
-  for (const auto& n : cdgp_posteriors()) known = known || n == cfg.posterior;
-  if (!known) {
+  if (!is_cdgp_posterior(cfg.posterior)) {
     throw ConfigError(fmt::format(
         "compositional DGP: unknown posterior '{}' (dsvi, jointly-gaussian or inducing-locations)",
         cfg.posterior));
@@ -151,7 +155,8 @@ std::string CompositionalDgp::describe() const {
 }
 
 CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var& X,
-                                                     random::Stream& rng, bool own) const {
+                                                     random::Stream& rng, bool own,
+                                                     bool with_kl) const {
   const size_t L = cfg_.depth, M = cfg_.inducing;
   ad::Tape& tape = X.tape();
   SampleOut out;
@@ -165,21 +170,24 @@ CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var&
     for (size_t l = 1; l <= L; ++l) u[l] = ad::rows(all, (l - 1) * M, l * M - 1);
   } else if (cfg_.posterior == "inducing-locations") {
     u[0] = get(p, "Z0");
-    Var kl = tape.constant(0.0);
     for (size_t l = 1; l <= L; ++l) {
       const Var S = ad::tril(get(p, layer_key(l, "S")));
       u[l] = get(p, layer_key(l, "m")) +
              ad::matmul(S, tape.constant(random::normal_matrix(rng, M, 1)));
     }
-    for (size_t l = 1; l <= L; ++l) {
-      const Kernel k = layer_kernel(p, l, l == L && cfg_.last_periodic);
-      const Var Lp =
-          ad::cholesky(kmat(k, u[l - 1], u[l - 1]) + eye(tape, M, 1.0 / cfg_.beta + cfg_.jitter),
-                       "cdgp prior p(f_l^z | f_(l-1)^z)");
-      const Var mu = l < L ? u[l - 1] : tape.constant(arma::zeros(M, 1));
-      kl = kl + layer_kl(p, l, mu, Lp);
+    // Only the ELBO needs this sample's KL (prediction draws the same numbers without it).
+    if (with_kl) {
+      Var kl = tape.constant(0.0);
+      for (size_t l = 1; l <= L; ++l) {
+        const Kernel k = layer_kernel(p, l, l == L && cfg_.last_periodic);
+        const Var Lp =
+            ad::cholesky(kmat(k, u[l - 1], u[l - 1]) + eye(tape, M, 1.0 / cfg_.beta + cfg_.jitter),
+                         "cdgp prior p(f_l^z | f_(l-1)^z)");
+        const Var mu = l < L ? u[l - 1] : tape.constant(arma::zeros(M, 1));
+        kl = kl + layer_kl(p, l, mu, Lp);
+      }
+      out.kl = kl;
     }
-    out.kl = kl;
   }
   Var F = X;
   for (size_t l = 1; l <= L; ++l) {
@@ -250,7 +258,7 @@ ElboEstimate CompositionalDgp::elbo(const VarMap& p, const arma::mat& X, const a
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
   const Var shared_kl = cfg_.posterior == "inducing-locations" ? Var() : kl_shared(p);
   for (size_t s = 0; s < samples; ++s) {
-    const SampleOut o = sample(p, Xv, rng, false);
+    const SampleOut o = sample(p, Xv, rng, false, true);
     ell_total =
         ell_total +
         ad::add_scalar(ad::scale(ad::sum(ad::square(yv - o.f.back())), -0.5 / s2), log_norm);
@@ -275,7 +283,7 @@ Predictive CompositionalDgp::predict(const ParamMap& params, const arma::mat& X,
   for (size_t s = 0; s < samples; ++s) {
     ad::Tape tape;
     const VarMap p = to_vars(tape, params, false);
-    const SampleOut o = sample(p, tape.constant(X), rng, false);
+    const SampleOut o = sample(p, tape.constant(X), rng, false, false);
     pred.mean.col(s) = o.f.back().val();
     if (keep_hidden)
       for (size_t l = 0; l + 1 < o.f.size(); ++l) pred.hidden[s].push_back(o.f[l].val());
@@ -294,7 +302,7 @@ std::vector<arma::mat> CompositionalDgp::layer_functions(const ParamMap& params,
   for (size_t s = 0; s < samples; ++s) {
     ad::Tape tape;
     const VarMap p = to_vars(tape, params, false);
-    const SampleOut o = sample(p, tape.constant(X), rng, true);
+    const SampleOut o = sample(p, tape.constant(X), rng, true, false);
     for (size_t l = 0; l < cfg_.depth; ++l) out[l].col(s) = o.own[l].val();
   }
   return out;

@@ -11,14 +11,17 @@
 // Train points are sampled with their full covariance within a layer (chol(cov + jitter I)), and
 // the likelihood N(y; f_L, noise_std^2) has a fixed noise (0.01). The posteriors:
 //
-//  - "dsvi" (mean field, the paper's baseline, eq. 4): q(u_l) = N(m_l, S_l S_l^T) independently per layer,
+//  - "dsvi" (mean field, the paper's baseline, eq. 4): q(u_l) = N(m_l, S_l S_l^T) independently per
+//  layer,
 //    inducing inputs Z_l per layer ("layer{l}.Z", init linspace(-1, 1, M)), u_l integrated out in
 //    each layer's conditional; KL(q(u_l) || N(mu_l(Z_l), K_l(Z_l, Z_l) + jitter I)) analytic.
 //    Init m_l = mu_l(Z_l), S_l = 1e-2 I ("layer{l}.m", ".S", S lower-triangular, any signs).
-//  - "jointly-gaussian" (section 4.1, sampling {u_l}): q(u_1, ..., u_L) = N(m, S S^T) over all L M inducing
+//  - "jointly-gaussian" (section 4.1, sampling {u_l}): q(u_1, ..., u_L) = N(m, S S^T) over all L M
+//  inducing
 //    outputs ("q.m", "q.S", init stacked mu_l(Z_l) and 1e-2 I); each sample draws all u_l, then
 //    the layers' conditionals given them; KL to the block-diagonal prior analytic.
-//  - "inducing-locations" (section 4.2, inducing points as inducing locations): one set of inducing inputs
+//  - "inducing-locations" (section 4.2, inducing points as inducing locations): one set of inducing
+//  inputs
 //    "Z0"; q(f_l^z) = N(m_l, S_l S_l^T) per layer (init mu_l(linspace) + 0.01 N(0, 1) and
 //    1e-3 I); layer l's inducing inputs are the sampled f_{l-1}^z of the same sample, its
 //    prior p(f_l^z | f_{l-1}^z) = N(mu_l(f_{l-1}^z), K_l(f_{l-1}^z, f_{l-1}^z) + (1/beta + jitter)
@@ -36,16 +39,18 @@ namespace dkp::models {
 
 struct CdgpConfig {
   std::string posterior = "dsvi";  ///< dsvi | jointly-gaussian | inducing-locations
-  size_t depth = 2;              ///< layers L (the paper: 2)
-  size_t inducing = 10;          ///< M per layer (the paper: 10)
-  double noise_std = 0.01;       ///< fixed likelihood noise standard deviation
-  bool last_periodic = true;     ///< the last layer's kernel is periodic (else SE)
-  double jitter = 1e-6;          ///< added to every covariance before factorising (reference)
-  double beta = 1e8;             ///< "inducing-locations": prior noise 1 / beta on f_l^z (reference)
+  size_t depth = 2;                ///< layers L (the paper: 2)
+  size_t inducing = 10;            ///< M per layer (the paper: 10)
+  double noise_std = 0.01;         ///< fixed likelihood noise standard deviation
+  bool last_periodic = true;       ///< the last layer's kernel is periodic (else SE)
+  double jitter = 1e-6;            ///< added to every covariance before factorising (reference)
+  double beta = 1e8;  ///< "inducing-locations": prior noise 1 / beta on f_l^z (reference)
 };
 
 /// The posteriors' names, as `dkp toy --posterior` takes them.
 const std::vector<std::string>& cdgp_posteriors();
+/// Whether `name` is one of cdgp_posteriors().
+bool is_cdgp_posterior(const std::string& name);
 
 class CompositionalDgp : public Model {
  public:
@@ -77,11 +82,12 @@ class CompositionalDgp : public Model {
   struct SampleOut {
     std::vector<autodiff::Var> f;    ///< f_1 .. f_L at the points (composition)
     std::vector<autodiff::Var> own;  ///< layer l's function at the points themselves
-    autodiff::Var kl;                ///< "inducing-locations": this sample's KL (else invalid)
+    autodiff::Var kl;  ///< "inducing-locations" with with_kl: this sample's KL (else invalid)
   };
-  SampleOut sample(const VarMap& p, const autodiff::Var& X, random::Stream& rng,
-                   bool own_functions) const;
-  autodiff::Var kl_shared(const VarMap& p) const;  ///< "dsvi" and "jointly-gaussian": the analytic KL
+  SampleOut sample(const VarMap& p, const autodiff::Var& X, random::Stream& rng, bool own_functions,
+                   bool with_kl) const;
+  autodiff::Var kl_shared(
+      const VarMap& p) const;  ///< "dsvi" and "jointly-gaussian": the analytic KL
 
   CdgpConfig cfg_;
   ParamMap initial_;

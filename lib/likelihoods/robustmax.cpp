@@ -1,0 +1,188 @@
+#include "likelihoods/robustmax.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace dkp::likelihoods {
+
+namespace {
+
+// GPflow's squeeze of every normal CDF factor into [1e-4, 1 - 1e-4].
+constexpr double kSqueezeA = 1.0 - 2e-4;
+constexpr double kSqueezeB = 1e-4;
+
+double normal_cdf(double z) {
+  return 0.5 * std::erfc(-z / M_SQRT2);
+}
+
+double normal_pdf(double z) {
+  return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+}
+
+// P(argmax = y) for one point with means m[0..C) and variances v[0..C); with dm and dv not null,
+// adds dP/dm_c and dP/dv_c into them (scaled by `scale`).
+double point_prob(const std::vector<double>& m, const std::vector<double>& v, arma::uword y,
+                  const GaussHermite& gh, double scale, double* dm, double* dv) {
+  const size_t C = m.size();
+  const double sy = std::sqrt(2.0 * v[y]);
+  std::vector<double> sd(C), z(C), phi(C);
+  for (size_t c = 0; c < C; ++c) sd[c] = std::sqrt(v[c]);
+  double P = 0.0;
+  for (arma::uword k = 0; k < gh.x.n_elem; ++k) {
+    const double wk = gh.w[k] / std::sqrt(M_PI);
+    const double base = m[y] + sy * gh.x[k];
+    double prod = 1.0;
+    for (size_t c = 0; c < C; ++c) {
+      if (c == y) continue;
+      z[c] = (base - m[c]) / sd[c];
+      phi[c] = kSqueezeA * normal_cdf(z[c]) + kSqueezeB;
+      prod *= phi[c];
+    }
+    P += wk * prod;
+    if (!dm) continue;
+    for (size_t c = 0; c < C; ++c) {
+      if (c == y) continue;
+      // dP/dz_c for this node; phi[c] >= 1e-4, so the division is safe.
+      const double g = scale * wk * kSqueezeA * normal_pdf(z[c]) * prod / phi[c];
+      dm[c] -= g / sd[c];
+      dm[y] += g / sd[c];
+      dv[c] -= g * z[c] / (2.0 * v[c]);
+      dv[y] += g * gh.x[k] / (sy * sd[c]);
+    }
+  }
+  return P;
+}
+
+void check_shapes(const arma::mat& m, const arma::mat& v, const char* what) {
+  if (m.n_rows != v.n_rows || m.n_cols != v.n_cols) {
+    throw Error(fmt::format("{}: means {}x{} and variances {}x{}", what, m.n_rows, m.n_cols,
+                            v.n_rows, v.n_cols));
+  }
+  if (m.n_cols < 2) throw Error(fmt::format("{}: {} classes (at least 2)", what, m.n_cols));
+  if (!v.is_finite() || (v.n_elem > 0 && v.min() <= 0.0) || !m.is_finite()) {
+    throw Error(fmt::format("{}: means and variances must be finite, variances positive", what));
+  }
+}
+
+void row(const arma::mat& a, arma::uword n, std::vector<double>& out) {
+  out.resize(a.n_cols);
+  for (arma::uword c = 0; c < a.n_cols; ++c) out[c] = a(n, c);
+}
+
+}  // namespace
+
+GaussHermite gauss_hermite(size_t points) {
+  if (points == 0) throw ConfigError("Gauss-Hermite quadrature needs at least 1 point");
+  // Golub-Welsch: the nodes are the eigenvalues of the Jacobi matrix of the Hermite
+  // polynomials, the weights sqrt(pi) times the squared first components of its eigenvectors.
+  arma::mat J(points, points, arma::fill::zeros);
+  for (size_t k = 1; k < points; ++k) J(k, k - 1) = J(k - 1, k) = std::sqrt(double(k) / 2.0);
+  arma::vec x;
+  arma::mat V;
+  if (!arma::eig_sym(x, V, J)) throw Error("Gauss-Hermite: eigen-decomposition failed");
+  GaussHermite gh;
+  gh.x = x;
+  gh.w = std::sqrt(M_PI) * arma::square(V.row(0).t());
+  return gh;
+}
+
+void validate(const RobustMax& rm) {
+  if (rm.classes < 2) throw ConfigError(fmt::format("robust-max: {} classes", rm.classes));
+  if (!(rm.eps > 0.0 && rm.eps < 1.0)) {
+    throw ConfigError(fmt::format("robust-max: eps must be in (0, 1), got {}", rm.eps));
+  }
+  if (rm.gh_points == 0) throw ConfigError("robust-max: needs at least 1 quadrature point");
+}
+
+arma::uvec class_labels(const arma::vec& y, size_t classes) {
+  arma::uvec out(y.n_elem);
+  for (arma::uword n = 0; n < y.n_elem; ++n) {
+    const double r = std::round(y[n]);
+    if (!std::isfinite(y[n]) || r != y[n] || r < 0.0 || r >= double(classes)) {
+      throw Error(
+          fmt::format("label {} of point {} is not a class index in 0..{}", y[n], n, classes - 1));
+    }
+    out[n] = arma::uword(r);
+  }
+  return out;
+}
+
+arma::vec prob_largest(const arma::mat& m, const arma::mat& v, const arma::uvec& y,
+                       const GaussHermite& gh) {
+  check_shapes(m, v, "robust-max");
+  if (y.n_elem != m.n_rows) {
+    throw Error(fmt::format("robust-max: {} labels for {} points", y.n_elem, m.n_rows));
+  }
+  arma::vec P(m.n_rows);
+  std::vector<double> mr, vr;
+  for (arma::uword n = 0; n < m.n_rows; ++n) {
+    if (y[n] >= m.n_cols) throw Error(fmt::format("robust-max: label {} of point {}", y[n], n));
+    row(m, n, mr);
+    row(v, n, vr);
+    P[n] = point_prob(mr, vr, y[n], gh, 0.0, nullptr, nullptr);
+  }
+  return P;
+}
+
+autodiff::Var robustmax_ell_sum(const autodiff::Var& m, const autodiff::Var& v, const arma::uvec& y,
+                                const RobustMax& rm) {
+  validate(rm);
+  if (m.n_cols() != rm.classes) {
+    throw Error(
+        fmt::format("robust-max: {} latent columns for {} classes", m.n_cols(), rm.classes));
+  }
+  auto gh = std::make_shared<GaussHermite>(gauss_hermite(rm.gh_points));
+  const arma::vec P = prob_largest(m.val(), v.val(), y, *gh);
+  const double log_other = std::log(rm.eps / double(rm.classes - 1));
+  const double delta = std::log1p(-rm.eps) - log_other;  // d value / d P_n
+  const double value = double(P.n_elem) * log_other + delta * arma::accu(P);
+  return m.tape().record(arma::mat(1, 1, arma::fill::value(value)), {m, v},
+                         [m, v, y, gh, delta](autodiff::Node* out) {
+                           return [m, v, y, gh, delta, out] {
+                             const double g = out->adj(0, 0) * delta;
+                             const arma::uword N = m.n_rows(), C = m.n_cols();
+                             arma::mat dm(N, C, arma::fill::zeros), dv(N, C, arma::fill::zeros);
+                             std::vector<double> mr, vr, gm(C), gv(C);
+                             for (arma::uword n = 0; n < N; ++n) {
+                               row(m.val(), n, mr);
+                               row(v.val(), n, vr);
+                               std::fill(gm.begin(), gm.end(), 0.0);
+                               std::fill(gv.begin(), gv.end(), 0.0);
+                               point_prob(mr, vr, y[n], *gh, g, gm.data(), gv.data());
+                               for (arma::uword c = 0; c < C; ++c) {
+                                 dm(n, c) = gm[c];
+                                 dv(n, c) = gv[c];
+                               }
+                             }
+                             if (m.needs_grad()) autodiff::accumulate(m, std::move(dm));
+                             if (v.needs_grad()) autodiff::accumulate(v, std::move(dv));
+                           };
+                         });
+}
+
+arma::mat robustmax_class_probs(const arma::mat& m, const arma::mat& v, const RobustMax& rm) {
+  validate(rm);
+  check_shapes(m, v, "robust-max");
+  if (m.n_cols != rm.classes) {
+    throw Error(fmt::format("robust-max: {} latent columns for {} classes", m.n_cols, rm.classes));
+  }
+  const GaussHermite gh = gauss_hermite(rm.gh_points);
+  const double other = rm.eps / double(rm.classes - 1);
+  arma::mat p(m.n_rows, m.n_cols);
+  std::vector<double> mr, vr;
+  for (arma::uword n = 0; n < m.n_rows; ++n) {
+    row(m, n, mr);
+    row(v, n, vr);
+    for (arma::uword c = 0; c < m.n_cols; ++c) {
+      const double P = point_prob(mr, vr, c, gh, 0.0, nullptr, nullptr);
+      p(n, c) = P * (1.0 - rm.eps) + (1.0 - P) * other;
+    }
+  }
+  return p;
+}
+
+}  // namespace dkp::likelihoods

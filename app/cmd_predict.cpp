@@ -9,6 +9,7 @@
 #include "cli.hpp"
 #include "data/uci.hpp"
 #include "eval/metrics.hpp"
+#include "likelihoods/robustmax.hpp"
 #include "run_setup.hpp"
 #include "training/mc.hpp"
 #include "util/error.hpp"
@@ -108,7 +109,16 @@ int cmd_predict(const std::vector<std::string>& args) {
                  pred.chol.jittered, pred.chol.factorisations, pred.chol.max_jitter_rel);
   }
   std::string csv;
-  if (have_y) {
+  if (pred.classes > 0 && have_y) {
+    const eval::ClassificationMetrics m = eval::classification_metrics(
+        pred.mean, pred.var, pred.classes, likelihoods::class_labels(y, pred.classes));
+    csv = class_predictions_csv(m, y);
+    spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}", X.n_rows, samples,
+                 m.test_ll, m.test_acc);
+  } else if (pred.classes > 0) {
+    csv = class_predictions_csv(eval::class_probabilities(pred.mean, pred.var, pred.classes));
+    spdlog::info("{} points, {} samples", X.n_rows, samples);
+  } else if (have_y) {
     const eval::RegressionMetrics m = eval::regression_metrics(pred.mean, pred.var, y, split.y_std);
     const arma::vec y_orig = split.y_to_original(y);
     csv = predictions_csv(split, m, y_orig);

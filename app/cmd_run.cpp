@@ -15,12 +15,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli.hpp"
+#include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "data/standardise.hpp"
-#include "data/uci.hpp"
 #include "eval/metrics.hpp"
 #include "experiments/grid.hpp"
 #include "experiments/store.hpp"
+#include "likelihoods/robustmax.hpp"
 #include "linalg/chol.hpp"
 #include "models/factory.hpp"
 #include "run_setup.hpp"
@@ -45,7 +46,8 @@ po::options_description run_options() {
     ("config", po::value<std::string>(), "YAML file with any of these options as keys "
                                          "(command-line values take precedence)")
     ("dataset", po::value<std::string>(), "UCI dataset: boston concrete energy kin8nm naval "
-                                          "power protein wine yacht")
+                                          "power protein wine yacht (regression); mnist "
+                                          "(10 classes, robust-max; sgp and dgp dsvi)")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
     ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing")
@@ -267,8 +269,9 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   // Data.
   const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
-  const data::UciDataset ds = data::load_uci(root, spec.dataset);
-  const data::RegressionSplit split = data::make_regression_split(ds, size_t(spec.split));
+  const RunData run_data = load_run_data(root, spec.dataset, spec.split);
+  const data::RegressionSplit& split = run_data.split;
+  const size_t classes = data::dataset_classes(spec.dataset);
   const size_t width = resolve_width(p.width, split.X_train.n_cols);
 
   // Manifest first: a run directory always says what it is.
@@ -299,7 +302,7 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("threads", threads)
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())
-      .set("data_sha256", split_data_sha256(ds, spec.split))
+      .set("data_sha256", run_data.sha256)
       .set("host", hostname())
       .set("started", now_iso());
   util::write_file_atomic(out / "manifest.json", manifest.dump());
@@ -348,8 +351,14 @@ int cmd_run(const std::vector<std::string>& args) {
   random::Stream pred_rng = run.child("predict", 0);
   const models::Predictive pred = training::predict(
       *model, tr.params, split.X_test, size_t(p.test_samples), pred_rng, size_t(threads));
-  const eval::RegressionMetrics m =
-      eval::regression_metrics(pred.mean, pred.var, split.y_test, split.y_std);
+  eval::RegressionMetrics m;
+  eval::ClassificationMetrics cm;
+  if (classes > 0) {
+    cm = eval::classification_metrics(pred.mean, pred.var, classes,
+                                      likelihoods::class_labels(split.y_test, classes));
+  } else {
+    m = eval::regression_metrics(pred.mean, pred.var, split.y_test, split.y_std);
+  }
   const double predict_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_pred).count();
   // Estimate 0 draws from run.child("final-elbo", 0), as the single final estimate always did.
@@ -360,7 +369,9 @@ int cmd_run(const std::vector<std::string>& args) {
 
   if (vm.count("predictions")) {
     const arma::vec y = split.y_to_original(split.y_test);
-    util::write_file_atomic(vm["predictions"].as<std::string>(), predictions_csv(split, m, y));
+    util::write_file_atomic(
+        vm["predictions"].as<std::string>(),
+        classes > 0 ? class_predictions_csv(cm, split.y_test) : predictions_csv(split, m, y));
   }
   // Cholesky factorisations and their jitter events (DESIGN.md section 4), by phase.
   util::Json chol = util::Json::object();
@@ -406,10 +417,16 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("elbo", elbo)
       .set("elbo_mean", er.mean)
       .set("elbo_se", er.se)
-      .set("elbo_repeats", (unsigned long)er.repeats)
-      .set("test_ll", m.test_ll)
-      .set("test_rmse", m.test_rmse);
-  add_calibration(result, m);
+      .set("elbo_repeats", (unsigned long)er.repeats);
+  if (classes > 0) {
+    result.set("classes", (unsigned long)classes)
+        .set("test_ll", cm.test_ll)
+        .set("test_acc", cm.test_acc)
+        .set("test_error", 1.0 - cm.test_acc);
+  } else {
+    result.set("test_ll", m.test_ll).set("test_rmse", m.test_rmse);
+    add_calibration(result, m);
+  }
   result.set("train_s", tr.train_seconds)
       .set("step_s", tr.seconds_per_step)
       .set("n_train", (unsigned long)split.X_train.n_rows)
@@ -425,6 +442,15 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("cholesky", std::move(chol))
       .set("scalar_parameters", std::move(scalars));
   util::write_file_atomic(result_path, result.dump());
+  if (classes > 0) {
+    spdlog::info(
+        "{} {}: elbo {:.4f} (mean of {}: {:.4f} +- {:.4f})  test_ll {:.4f}  test_acc {:.2f}%  ({} "
+        "train, {} predict)",
+        spec.dataset, spec.model, elbo, er.repeats, er.mean, er.se, cm.test_ll, 100.0 * cm.test_acc,
+        fmt_duration(tr.train_seconds), fmt_duration(predict_s));
+    std::cout << result.dump(0) << "\n";
+    return kExitOk;
+  }
   spdlog::info(
       "{} split {} {}: elbo {:.4f} (mean of {}: {:.4f} +- {:.4f})  test_ll {:.4f}  test_rmse "
       "{:.4f}  95% coverage {:.3f}  ({} train, {} predict)",

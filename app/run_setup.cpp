@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
+#include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
@@ -36,6 +37,19 @@ std::string split_data_sha256(const data::UciDataset& ds, int split) {
   return h.hex_digest();
 }
 
+RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split) {
+  RunData d;
+  if (data::dataset_classes(dataset) > 0) {
+    d.split = data::mnist_split(data::load_mnist(root));
+    d.sha256 = data::mnist_sha256(root);
+  } else {
+    const data::UciDataset ds = data::load_uci(root, dataset);
+    d.split = data::make_regression_split(ds, size_t(split));
+    d.sha256 = split_data_sha256(ds, split);
+  }
+  return d;
+}
+
 std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, size_t width,
                                               const data::RegressionSplit& split,
                                               const random::Stream& run) {
@@ -54,6 +68,7 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
   mspec.mu_raw = models::parse_mu_param(spec.mu_param);
   mspec.hidden_ard = spec.hidden_ard;
   mspec.per_output_precision = models::parse_gi_precision(spec.gi_precision);
+  mspec.classes = data::dataset_classes(spec.dataset);
   return models::make_model(mspec, split.X_train, split.y_train, init);
 }
 
@@ -89,8 +104,8 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
 
   // Data (for the standardisation and the model's shapes) and the trained parameters.
   const auto root = data::resolve_data_root(data_root_option);
-  const data::UciDataset ds = data::load_uci(root, tr.spec.dataset);
-  const std::string data_sha = split_data_sha256(ds, tr.spec.split);
+  RunData data = load_run_data(root, tr.spec.dataset, tr.spec.split);
+  const std::string& data_sha = data.sha256;
   const std::string trained_sha =
       manifest["data_sha256"] ? manifest["data_sha256"].as<std::string>() : data_sha;
   if (trained_sha != data_sha) {
@@ -99,7 +114,7 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
         "manifest says {})",
         dir.string(), tr.spec.dataset, tr.spec.split, data_sha, trained_sha));
   }
-  tr.split = data::make_regression_split(ds, size_t(tr.spec.split));
+  tr.split = std::move(data.split);
   tr.model = make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split,
                             random::Stream(p.seed));
   tr.checkpoint = training::load_checkpoint(checkpoint_path, tr.model->initial_parameters());
@@ -141,6 +156,35 @@ std::string predictions_csv(const data::RegressionSplit& split, const eval::Regr
                             m.pred_mean.n_elem));
   }
   return write_predictions(split, {m.pred_mean, m.pred_var}, &m, &y_original);
+}
+
+std::string class_predictions_csv(const eval::ClassificationMetrics& m, const arma::vec& labels) {
+  const arma::mat& p = m.class_prob;
+  if (labels.n_elem != p.n_rows || m.predicted.n_elem != p.n_rows) {
+    throw Error(
+        fmt::format("class_predictions_csv: {} labels for {} points", labels.n_elem, p.n_rows));
+  }
+  std::string csv = "index,y,predicted,log_density";
+  for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",p_{}", c);
+  csv += '\n';
+  for (arma::uword i = 0; i < p.n_rows; ++i) {
+    csv += fmt::format("{},{:g},{},{:.17g}", i, labels[i], m.predicted[i], m.point_ll[i]);
+    for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",{:.17g}", p(i, c));
+    csv += '\n';
+  }
+  return csv;
+}
+
+std::string class_predictions_csv(const arma::mat& p) {
+  std::string csv = "index,predicted";
+  for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",p_{}", c);
+  csv += '\n';
+  for (arma::uword i = 0; i < p.n_rows; ++i) {
+    csv += fmt::format("{},{}", i, p.row(i).index_max());
+    for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",{:.17g}", p(i, c));
+    csv += '\n';
+  }
+  return csv;
 }
 
 void add_calibration(util::Json& result, const eval::RegressionMetrics& m) {

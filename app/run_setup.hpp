@@ -25,6 +25,15 @@ size_t resolve_width(const std::string& rule, size_t d0);
 /// manifest's data_sha256).
 std::string split_data_sha256(const data::UciDataset& ds, int split);
 
+/// A run's data: the split the model trains and is tested on, and its files' SHA-256 (the
+/// manifest's data_sha256): a UCI dataset's split, or MNIST's fixed train/test split (split 0
+/// only; data::mnist_split).
+struct RunData {
+  data::RegressionSplit split;
+  std::string sha256;
+};
+RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split);
+
 /// The model a run describes, initialised from the run's "init" stream as `dkp run` does.
 std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, size_t width,
                                               const data::RegressionSplit& split,
@@ -54,6 +63,11 @@ std::string predictions_csv(const data::RegressionSplit& split, const eval::Mixt
 /// the targets and `y_original` the targets in original units.
 std::string predictions_csv(const data::RegressionSplit& split, const eval::RegressionMetrics& m,
                             const arma::vec& y_original);
+
+/// Classification predictions CSV: `index,y,predicted,log_density,p_0..p_{C-1}` (the mixture's
+/// class probabilities; y the labels), or without labels `index,predicted,p_0..p_{C-1}`.
+std::string class_predictions_csv(const eval::ClassificationMetrics& m, const arma::vec& labels);
+std::string class_predictions_csv(const arma::mat& class_prob);
 
 /// The calibration keys of result.json: test_coverage_50, _90, _95 and test_calibration_error.
 void add_calibration(util::Json& result, const eval::RegressionMetrics& m);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace dkp::data {
 
@@ -88,6 +89,33 @@ Mnist load_mnist(const fs::path& root) {
   m.train = read_idx_pair(dir / "train-images-idx3-ubyte.gz", dir / "train-labels-idx1-ubyte.gz");
   m.test = read_idx_pair(dir / "t10k-images-idx3-ubyte.gz", dir / "t10k-labels-idx1-ubyte.gz");
   return m;
+}
+
+std::string mnist_sha256(const fs::path& root) {
+  const fs::path dir = root / "mnist";
+  util::Sha256 h;
+  for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
+    h.update(util::sha256_file(dir / f));
+  }
+  return h.hex_digest();
+}
+
+RegressionSplit mnist_split(const Mnist& m) {
+  RegressionSplit s;
+  s.dataset = "mnist";
+  s.split = 0;
+  s.X_train = m.train.X;
+  s.X_test = m.test.X;
+  s.y_train = arma::conv_to<arma::vec>::from(m.train.labels);
+  s.y_test = arma::conv_to<arma::vec>::from(m.test.labels);
+  s.x_stats.mean = arma::zeros<arma::rowvec>(m.train.X.n_cols);
+  s.x_stats.std = arma::ones<arma::rowvec>(m.train.X.n_cols);
+  return s;
+}
+
+size_t dataset_classes(const std::string& dataset) {
+  return dataset == "mnist" ? 10 : 0;
 }
 
 }  // namespace dkp::data

@@ -3,6 +3,9 @@
 
 #include <armadillo>
 #include <filesystem>
+#include <string>
+
+#include "data/standardise.hpp"
 
 namespace dkp::data {
 
@@ -22,5 +25,16 @@ struct Mnist {
 
 /// Loads the four MNIST files from <root>/mnist.
 Mnist load_mnist(const std::filesystem::path& root);
+
+/// The four files' SHA-256 combined (a run manifest's data_sha256).
+std::string mnist_sha256(const std::filesystem::path& root);
+
+/// MNIST as a run's train/test split: the 60000 training and 10000 test images with pixels in
+/// [0, 1], not standardised (x_stats the identity), as the DSVI reference code feeds them; the
+/// labels 0..9 as y (y_mean 0, y_std 1).
+RegressionSplit mnist_split(const Mnist& m);
+
+/// Number of classes of a dataset name: 10 for "mnist", 0 (regression) for anything else.
+size_t dataset_classes(const std::string& dataset);
 
 }  // namespace dkp::data

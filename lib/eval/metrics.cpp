@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "likelihoods/robustmax.hpp"
 #include "util/error.hpp"
 
 namespace dkp::eval {
@@ -12,6 +13,49 @@ arma::vec log_mean_exp_rows(const arma::mat& a) {
   const arma::vec m = arma::max(a, 1);
   arma::mat shifted = a.each_col() - m;
   return m + arma::log(arma::mean(arma::exp(shifted), 1));
+}
+
+arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_t classes) {
+  const arma::uword C = classes;
+  if (C < 2 || mean.n_cols == 0 || mean.n_cols % C != 0 || var.n_rows != mean.n_rows ||
+      var.n_cols != mean.n_cols) {
+    throw Error(fmt::format("class probabilities: mean {}x{}, var {}x{}, {} classes", mean.n_rows,
+                            mean.n_cols, var.n_rows, var.n_cols, classes));
+  }
+  const arma::uword S = mean.n_cols / C;
+  likelihoods::RobustMax rm;
+  rm.classes = C;
+  arma::mat p(mean.n_rows, C, arma::fill::zeros);
+  for (arma::uword s = 0; s < S; ++s) {
+    p += likelihoods::robustmax_class_probs(mean.cols(s * C, s * C + C - 1),
+                                            var.cols(s * C, s * C + C - 1), rm);
+  }
+  return p / double(S);
+}
+
+ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::mat& var,
+                                             size_t classes, const arma::uvec& labels) {
+  const arma::uword N = mean.n_rows;
+  if (labels.n_elem != N) {
+    throw Error(fmt::format("classification_metrics: {} labels for {} points", labels.n_elem, N));
+  }
+  if (N > 0 && labels.max() >= classes) {
+    throw Error(
+        fmt::format("classification_metrics: label {} for {} classes", labels.max(), classes));
+  }
+  ClassificationMetrics m;
+  m.class_prob = class_probabilities(mean, var, classes);
+  m.point_ll.set_size(N);
+  m.predicted.set_size(N);
+  arma::uword correct = 0;
+  for (arma::uword n = 0; n < N; ++n) {
+    m.point_ll[n] = std::log(m.class_prob(n, labels[n]));
+    m.predicted[n] = m.class_prob.row(n).index_max();
+    correct += m.predicted[n] == labels[n] ? 1 : 0;
+  }
+  m.test_ll = N > 0 ? arma::mean(m.point_ll) : 0.0;
+  m.test_acc = N > 0 ? double(correct) / double(N) : 0.0;
+  return m;
 }
 
 MixtureMoments mixture_moments(const arma::mat& mean, const arma::mat& var) {

@@ -55,6 +55,28 @@ double central_coverage(const arma::vec& pit, double level);
 /// Mean over p = 0.05, 0.10, ..., 0.95 of |fraction of PIT values <= p - p|.
 double calibration_error(const arma::vec& pit);
 
+/// Classification (the DSVI report's Table 3, the DKP paper's Table 2): the predictive class
+/// probabilities are the mixture over the S samples, pbar_nc = (1/S) sum_s p(y = c | q_ns), with
+/// p(y | q_ns) the robust-max likelihood's predictive under sample s's latent marginals. Then
+///   test log-likelihood = mean_n log pbar_{n, y_n},
+///   accuracy = fraction of points whose argmax_c pbar_nc is y_n.
+struct ClassificationMetrics {
+  double test_ll = 0.0;
+  double test_acc = 0.0;  ///< fraction in [0, 1]
+  arma::vec point_ll;     ///< log pbar_{n, y_n}
+  arma::mat class_prob;   ///< pbar, N x C
+  arma::uvec predicted;   ///< argmax_c pbar_nc
+};
+
+/// pbar (N x C) from N x (S C) latent marginals (layout below); throws dkp::Error on shapes.
+arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_t classes);
+
+/// `mean` and `var` are N x (S C) latent marginals (sample s in columns s C .. s C + C - 1, as
+/// models::Predictive for C classes); `labels` the N class indices. Throws dkp::Error on shapes,
+/// labels or variances that do not fit.
+ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::mat& var,
+                                             size_t classes, const arma::uvec& labels);
+
 /// Row-wise log-mean-exp of an N x S matrix (stable).
 arma::vec log_mean_exp_rows(const arma::mat& a);
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "data/mnist.hpp"
 #include "data/uci.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
@@ -85,6 +86,7 @@ std::string format_double(double x) {
 }  // namespace
 
 int uci_split_count(const std::string& dataset) {
+  if (data::dataset_classes(dataset) > 0) return 1;  // MNIST: its one train/test split
   const auto& info = data::uci_info(dataset);
   return info.name == "protein" ? 5 : 20;
 }
@@ -363,7 +365,8 @@ std::string RunSpec::command_line(const std::string& dkp_path, const fs::path& r
 }
 
 void validate_run_spec(const RunSpec& s) {
-  data::uci_info(s.dataset);  // throws ConfigError listing the known names
+  const bool classification = data::dataset_classes(s.dataset) > 0;
+  if (!classification) data::uci_info(s.dataset);  // throws ConfigError listing the known names
   const int n = uci_split_count(s.dataset);
   if (s.split < 0 || s.split >= n) {
     throw ConfigError(
@@ -392,6 +395,12 @@ void validate_run_spec(const RunSpec& s) {
   }
   if (s.depth < 1 || s.depth > 64) {
     throw ConfigError(fmt::format("depth {} is impossible (1..64)", s.depth));
+  }
+  if (classification && !(s.model == "sgp" || (s.model == "dgp" && s.inference == "dsvi"))) {
+    throw ConfigError(fmt::format(
+        "{} is a classification dataset: models sgp and dgp (inference dsvi) classify, {} does "
+        "not yet",
+        s.dataset, s.model + (s.inference.empty() ? "" : " " + s.inference)));
   }
   if (s.model == "sgp" && s.depth != 1) {
     throw ConfigError(

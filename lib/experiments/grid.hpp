@@ -141,8 +141,8 @@ void validate_run_spec(const RunSpec& spec);
 
 /// Model names the grids and `dkp run` know.
 const std::vector<std::string>& known_models();
-/// Number of Gal & Ghahramani splits of a UCI dataset (20, protein 5); throws ConfigError for an
-/// unknown dataset.
+/// Number of Gal & Ghahramani splits of a UCI dataset (20, protein 5), 1 for MNIST (its fixed
+/// train/test split); throws ConfigError for an unknown dataset.
 int uci_split_count(const std::string& dataset);
 
 /// A loaded, validated grid with the selected profile merged in.

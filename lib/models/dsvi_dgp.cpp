@@ -17,11 +17,12 @@ using autodiff::Var;
 std::vector<arma::uword> dsvi_widths(arma::uword input_dim, const DsviConfig& c) {
   if (c.depth == 0) throw ConfigError("DSVI DGP: depth must be at least 1");
   if (input_dim == 0) throw ConfigError("DSVI DGP: no input features");
+  if (c.num_classes == 1) throw ConfigError("DSVI DGP: classification needs at least 2 classes");
   const arma::uword hidden =
       c.hidden_width > 0 ? arma::uword(c.hidden_width) : std::min<arma::uword>(30, input_dim);
   std::vector<arma::uword> w{input_dim};
   for (size_t l = 0; l + 1 < c.depth; ++l) w.push_back(hidden);
-  w.push_back(1);
+  w.push_back(c.num_classes > 0 ? c.num_classes : 1);
   return w;
 }
 
@@ -75,7 +76,7 @@ DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, const arma:
     X_running = X_running * W;
   }
   layers::SvgpConfig out;
-  out.num_outputs = 1;
+  out.num_outputs = widths_.back();
   out.whiten = cfg_.whiten;
   out.ard = cfg_.ard;
   out.q_diag = cfg_.q_diag;
@@ -87,8 +88,10 @@ DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, const arma:
   layers_.emplace_back(fmt::format("layer{}", L - 1), Z_running, out, layers::MeanFunction::kZero);
 
   for (const auto& layer : layers_) layer.add_initial_parameters(initial_);
-  initial_["likelihood.variance"] =
-      arma::mat(1, 1, arma::fill::value(layers::positive_inverse(cfg_.noise_variance)));
+  if (cfg_.num_classes == 0) {
+    initial_["likelihood.variance"] =
+        arma::mat(1, 1, arma::fill::value(layers::positive_inverse(cfg_.noise_variance)));
+  }
 }
 
 std::string DsviDgp::describe() const {
@@ -99,9 +102,11 @@ std::string DsviDgp::describe() const {
   }
   return fmt::format(
       "DSVI DGP: depth {}, widths {}, M={} inducing per layer, SE kernel ({}), {}, White {:g} on "
-      "inner layers, Gaussian likelihood",
+      "inner layers, {}",
       cfg_.depth, w, layers_.front().num_inducing(), cfg_.ard ? "ARD" : "one lengthscale",
-      cfg_.whiten ? "whitened" : "not whitened", cfg_.depth > 1 ? cfg_.white_variance : 0.0);
+      cfg_.whiten ? "whitened" : "not whitened", cfg_.depth > 1 ? cfg_.white_variance : 0.0,
+      cfg_.num_classes > 0 ? fmt::format("robust-max likelihood over {} classes", cfg_.num_classes)
+                           : std::string("Gaussian likelihood"));
 }
 
 layers::Marginals DsviDgp::propagate(const std::vector<layers::SvgpLayer::State>& states,
@@ -148,10 +153,14 @@ ElboEstimate DsviDgp::elbo(const VarMap& params, const arma::mat& X, const arma:
   std::vector<layers::SvgpLayer::State> states;
   states.reserve(layers_.size());
   for (const auto& layer : layers_) states.push_back(layer.prepare(params));
-  const Var noise = layers::positive(get(params, "likelihood.variance"));
   const layers::Marginals f = propagate(states, X, 0, S, rng);
+  const arma::vec yS = arma::repmat(y, S, 1);
   const Var ell =
-      layers::gaussian_expected_loglik(f.mean, f.var, arma::vec(arma::repmat(y, S, 1)), noise);
+      cfg_.num_classes > 0
+          ? ad::scale(robustmax_ell_sum(f.mean, f.var, yS, cfg_.num_classes),
+                      1.0 / double(yS.n_elem))
+          : layers::gaussian_expected_loglik(f.mean, f.var, yS,
+                                             layers::positive(get(params, "likelihood.variance")));
   Var kl = layers_[0].kl(states[0]);
   for (size_t l = 1; l < layers_.size(); ++l) kl = ad::add(kl, layers_[l].kl(states[l]));
   kl = ad::scale(kl, 1.0 / n_train);
@@ -165,10 +174,11 @@ ElboEstimate DsviDgp::elbo(const VarMap& params, const arma::mat& X, const arma:
 Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
                             random::Stream& rng, bool keep_hidden) const {
   const size_t S = std::max<size_t>(samples, 1);
-  const arma::uword n = X.n_rows;
+  const arma::uword n = X.n_rows, outs = widths_.back();
   Predictive p;
-  p.mean.set_size(n, S);
-  p.var.set_size(n, S);
+  p.classes = cfg_.num_classes;
+  p.mean.set_size(n, S * outs);
+  p.var.set_size(n, S * outs);
   if (keep_hidden) {
     p.hidden.assign(S, {});
     p.hidden_kind = layers_.size() > 1 ? HiddenKind::Features : HiddenKind::None;
@@ -181,14 +191,19 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
     const VarMap vars = to_vars(tape, params, false);
     std::vector<layers::SvgpLayer::State> states;
     for (const auto& layer : layers_) states.push_back(layer.prepare(vars));
-    const double noise = layers::positive(get(vars, "likelihood.variance")).scalar();
+    const double noise =
+        cfg_.num_classes > 0 ? 0.0 : layers::positive(get(vars, "likelihood.variance")).scalar();
     std::vector<arma::mat> hidden;
     const layers::Marginals f = propagate(states, X, s0, sb, rng, keep_hidden ? &hidden : nullptr);
     for (const arma::mat& F : hidden) {  // S n x D_l, sample-major rows
       for (size_t s = 0; s < sb; ++s) p.hidden[s0 + s].push_back(F.rows(s * n, s * n + n - 1));
     }
-    p.mean.cols(s0, s0 + sb - 1) = arma::reshape(f.mean.val(), n, sb);
-    p.var.cols(s0, s0 + sb - 1) = arma::reshape(f.var.val(), n, sb) + noise;
+    // f is (sb n) x outs with sample-major rows; sample s goes to columns s outs .. + outs - 1.
+    for (size_t s = 0; s < sb; ++s) {
+      const arma::uword c0 = (s0 + s) * outs;
+      p.mean.cols(c0, c0 + outs - 1) = f.mean.val().rows(s * n, s * n + n - 1);
+      p.var.cols(c0, c0 + outs - 1) = f.var.val().rows(s * n, s * n + n - 1) + noise;
+    }
     p.chol.merge(tape.chol_stats());
   }
   return p;

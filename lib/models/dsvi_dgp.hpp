@@ -52,9 +52,12 @@ struct DsviConfig {
   double jitter = 1e-6;              ///< K_uu jitter and sampling jitter (GPflow default)
   size_t kmeans_iterations = 10;     ///< scipy kmeans2 default iter
   size_t predict_max_rows = 50000;   ///< rows (points x samples) per block in predict()
+  /// 0: regression (Gaussian likelihood with learned noise); C >= 2: classification with the
+  /// robust-max likelihood over C output GPs (report section 3.1.1; no noise parameter).
+  size_t num_classes = 0;
 };
 
-/// The layer widths D_0 (inputs), D_1, ..., D_L = 1 for D input features.
+/// The layer widths D_0 (inputs), D_1, ..., D_L = 1 (C for C classes) for D input features.
 std::vector<arma::uword> dsvi_widths(arma::uword input_dim, const DsviConfig& config);
 
 class DsviDgp : public Model {

@@ -77,6 +77,13 @@ void check_model_options(const ModelSpec& spec) {
 std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
                                   const arma::vec& y_train, random::Stream& init) {
   check_model_options(spec);
+  const bool svgp_model = spec.model == "sgp" || (spec.model == "dgp" && spec.inference == "dsvi");
+  if (spec.classes > 0 && !svgp_model) {
+    throw ConfigError(fmt::format(
+        "classification ({} classes) is available for --model sgp and --model dgp --inference "
+        "dsvi, not for {}{}",
+        spec.classes, spec.model, spec.inference.empty() ? "" : " --inference " + spec.inference));
+  }
   if (spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "relu") {
     // The DKP paper's DGP baseline: GP layers on Gram kernels after the learned per-feature
     // scale and bias input layer (models/gram_dgp.hpp). SE stays with GiDgp below: SE on
@@ -113,12 +120,14 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
       }
       SgpConfig cfg;
       cfg.num_inducing = spec.inducing;
+      cfg.num_classes = spec.classes;
       return std::make_unique<SgpModel>(cfg, X_train, init);
     }
     DsviConfig cfg;
     cfg.depth = spec.depth;
     cfg.num_inducing = spec.inducing;
     cfg.hidden_width = spec.width;
+    cfg.num_classes = spec.classes;
     return std::make_unique<DsviDgp>(cfg, X_train, init);
   }
   if (spec.model == "dgp") {

@@ -33,6 +33,9 @@ struct ModelSpec {
   /// dgp global-inducing: GiDgpConfig::hidden_ard and GiDgpConfig::per_output_precision.
   bool hidden_ard = false;
   bool per_output_precision = false;
+  /// 0: regression; C >= 2: classification over C classes with the robust-max likelihood (sgp
+  /// and dgp dsvi; the other models throw ConfigError).
+  size_t classes = 0;
 };
 
 /// --gi-precision: "shared" is false, "per-output" true; anything else is a ConfigError.

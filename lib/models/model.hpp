@@ -47,10 +47,13 @@ enum class HiddenKind {
 };
 
 /// Gaussian predictive per test point and sample: N x S means and variances (likelihood noise
-/// included), in standardised units.
+/// included), in standardised units. A classification model (classes = C > 0) gives instead the
+/// Gaussian marginals of its C latent functions, without noise: N x (S C), sample s in columns
+/// s C .. s C + C - 1 (eval::classification_metrics turns them into class probabilities).
 struct Predictive {
   arma::mat mean;
   arma::mat var;
+  size_t classes = 0;      ///< 0: regression
   linalg::CholStats chol;  ///< the prediction's Cholesky factorisations (jitter events)
   /// Only when predict() is asked (keep_hidden): hidden[s][l - 1] is hidden layer l's sampled
   /// output at the N points in sample s (the values that feed layer l + 1), l = 1 .. depth - 1.
@@ -83,6 +86,13 @@ class Model {
 /// the widest leave their last fields empty. Throws dkp::Error when `pred` holds no hidden
 /// samples, and when the shapes disagree with the N points of pred.mean.
 std::string hidden_csv(const Predictive& pred);
+
+/// Sum over the rows of E log p(y_n | f_n) with f_n ~ N(mean_n, diag(var_n)) (N x C each) under
+/// the robust-max likelihood with its defaults (likelihoods/robustmax.hpp: eps 1e-3, 20
+/// Gauss-Hermite points), the classification output of the SGP and the DSVI DGP; y holds class
+/// indices 0 .. classes - 1 (checked).
+autodiff::Var robustmax_ell_sum(const autodiff::Var& mean, const autodiff::Var& var,
+                                const arma::vec& y, size_t classes);
 
 /// Puts every parameter on `tape` as a variable (with gradient) or as a constant.
 VarMap to_vars(autodiff::Tape& tape, const ParamMap& params, bool with_grad);

@@ -31,6 +31,9 @@ struct SgpConfig {
   double jitter = 1e-6;           ///< absolute jitter on K_uu (GPflow default, notes 5b)
   size_t kmeans_iterations = 10;  ///< scipy kmeans2 default iter
   size_t predict_chunk = 10000;   ///< test rows per block in predict()
+  /// 0: regression (Gaussian likelihood with learned noise); C >= 2: classification with the
+  /// robust-max likelihood over C latent GPs (report section 3.1.1; no noise parameter).
+  size_t num_classes = 0;
 };
 
 class SgpModel : public Model {

@@ -1,5 +1,6 @@
 #include "training/mc.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <exception>
@@ -180,21 +181,26 @@ models::Predictive predict(const models::Model& model, const models::ParamMap& p
     parts[g] = model.predict(params, X, sizes[g], s, keep_hidden);
   });
   models::Predictive out;
-  out.mean.set_size(X.n_rows, samples);
-  out.var.set_size(X.n_rows, samples);
+  out.classes = parts[0].classes;
+  const size_t outs = std::max<size_t>(out.classes, 1);  // columns per sample
+  out.mean.set_size(X.n_rows, samples * outs);
+  out.var.set_size(X.n_rows, samples * outs);
   size_t col = 0;
   for (size_t g = 0; g < parts.size(); ++g) {
-    if (parts[g].mean.n_rows != X.n_rows || parts[g].mean.n_cols != sizes[g] ||
-        parts[g].var.n_rows != X.n_rows || parts[g].var.n_cols != sizes[g]) {
-      throw Error(fmt::format("predict: group {} returned {}x{} means for {} points x {} samples",
-                              g, parts[g].mean.n_rows, parts[g].mean.n_cols, X.n_rows, sizes[g]));
+    const size_t cols = sizes[g] * outs;
+    if (parts[g].mean.n_rows != X.n_rows || parts[g].mean.n_cols != cols ||
+        parts[g].var.n_rows != X.n_rows || parts[g].var.n_cols != cols ||
+        parts[g].classes != out.classes) {
+      throw Error(fmt::format(
+          "predict: group {} returned {}x{} means ({} classes) for {} points x {} samples", g,
+          parts[g].mean.n_rows, parts[g].mean.n_cols, parts[g].classes, X.n_rows, sizes[g]));
     }
-    out.mean.cols(col, col + sizes[g] - 1) = parts[g].mean;
-    out.var.cols(col, col + sizes[g] - 1) = parts[g].var;
+    out.mean.cols(col, col + cols - 1) = parts[g].mean;
+    out.var.cols(col, col + cols - 1) = parts[g].var;
     out.chol.merge(parts[g].chol);
     for (auto& h : parts[g].hidden) out.hidden.push_back(std::move(h));
     out.hidden_kind = parts[g].hidden_kind;
-    col += sizes[g];
+    col += cols;
   }
   return out;
 }

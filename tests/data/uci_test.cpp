@@ -107,6 +107,24 @@ TEST_CASE("MNIST loads 60000/10000 images scaled to [0,1] with digit labels") {
   CHECK(m.test.labels[0] == 7);   // the first test image is a 7
 }
 
+TEST_CASE("MNIST as a run's split: pixels as they are, labels as y, 10 classes") {
+  dkp::data::Mnist m;
+  m.train.X = {{0.0, 0.5, 1.0}, {0.25, 0.0, 0.0}};
+  m.train.labels = {3, 9};
+  m.test.X = {{1.0, 1.0, 0.0}};
+  m.test.labels = {0};
+  const auto s = dkp::data::mnist_split(m);
+  CHECK(s.dataset == "mnist");
+  CHECK(arma::approx_equal(s.X_train, m.train.X, "absdiff", 0.0));
+  CHECK(arma::approx_equal(s.X_test, m.test.X, "absdiff", 0.0));
+  CHECK(arma::approx_equal(s.y_train, arma::vec{3.0, 9.0}, "absdiff", 0.0));
+  CHECK(s.y_test[0] == 0.0);
+  CHECK(s.y_std == 1.0);
+  CHECK(arma::approx_equal(s.x_stats.transform(m.test.X), m.test.X, "absdiff", 0.0));
+  CHECK(dkp::data::dataset_classes("mnist") == 10);
+  CHECK(dkp::data::dataset_classes("boston") == 0);
+}
+
 TEST_CASE("the tiny dataset loads despite tabs, runs of spaces, trailing space and blank lines") {
   const auto ds = load_uci(make_tiny("tiny-ok"), "yacht");
   CHECK(ds.X.n_rows == 6);

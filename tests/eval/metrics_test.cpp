@@ -155,3 +155,46 @@ TEST_CASE("coverage by Monte Carlo: targets drawn from the predictive, and from 
   const auto wide = dkp::eval::regression_metrics(mean, var, y_wide, 1.0);
   CHECK(wide.coverage[2] < 0.9);
 }
+
+TEST_CASE("classification_metrics: two classes in closed form, mixed over samples") {
+  // For two classes P(f_0 > f_1) = Phi((m_0 - m_1) / sqrt(v_0 + v_1)), squeezed to a Phi + b
+  // (likelihoods/robustmax.hpp); p(y = 0) = P (1 - eps) + (1 - P) eps with eps = 1e-3.
+  const arma::mat mean = {{1.0, 0.0, 0.5, 0.2}, {-0.5, 0.5, 0.0, 2.0}, {0.3, 0.1, 0.1, 0.4}};
+  const arma::mat var = {{0.5, 1.0, 0.4, 0.4}, {0.2, 0.3, 1.0, 2.0}, {1.0, 1.0, 0.5, 0.5}};
+  const arma::uvec labels = {0, 1, 0};
+  const auto m = dkp::eval::classification_metrics(mean, var, 2, labels);
+  const double eps = 1e-3;
+  double ll = 0.0;
+  arma::uword correct = 0;
+  for (arma::uword n = 0; n < 3; ++n) {
+    double p0 = 0.0;
+    for (arma::uword s = 0; s < 2; ++s) {
+      const double d =
+          (mean(n, 2 * s) - mean(n, 2 * s + 1)) / std::sqrt(var(n, 2 * s) + var(n, 2 * s + 1));
+      const double P = (1.0 - 2e-4) * 0.5 * std::erfc(-d / std::sqrt(2.0)) + 1e-4;
+      p0 += 0.5 * (P * (1.0 - eps) + (1.0 - P) * eps);
+    }
+    CAPTURE(n);
+    CHECK(m.class_prob(n, 0) == doctest::Approx(p0).epsilon(1e-7));
+    CHECK(m.class_prob(n, 1) == doctest::Approx(1.0 - p0).epsilon(1e-7));
+    const double py = labels[n] == 0 ? p0 : 1.0 - p0;
+    CHECK(m.point_ll[n] == doctest::Approx(std::log(py)).epsilon(1e-7));
+    ll += std::log(py) / 3.0;
+    correct += (p0 > 0.5 ? 0u : 1u) == labels[n] ? 1 : 0;
+  }
+  CHECK(m.test_ll == doctest::Approx(ll).epsilon(1e-7));
+  CHECK(m.test_acc == doctest::Approx(double(correct) / 3.0));
+  // Point 2 (label 0): sample 0 leans to class 0 (Phi(0.14)), sample 1 further to class 1
+  // (Phi(-0.3)), so the mixture predicts class 1: two of three right.
+  CHECK(correct == 2);
+}
+
+TEST_CASE("classification_metrics: shapes and labels are checked") {
+  const arma::mat mean(4, 6, arma::fill::zeros), var(4, 6, arma::fill::ones);
+  CHECK_THROWS_AS(dkp::eval::classification_metrics(mean, var, 4, arma::uvec{0, 1, 2, 3}),
+                  dkp::Error);  // 6 columns are not whole samples of 4 classes
+  CHECK_THROWS_AS(dkp::eval::classification_metrics(mean, var, 3, arma::uvec{0, 1, 3, 0}),
+                  dkp::Error);  // label 3 of 3 classes
+  CHECK_THROWS_AS(dkp::eval::classification_metrics(mean, var, 3, arma::uvec{0, 1}), dkp::Error);
+  CHECK(dkp::eval::classification_metrics(mean, var, 3, arma::uvec{0, 1, 2, 0}).test_acc >= 0.0);
+}

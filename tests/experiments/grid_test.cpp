@@ -352,6 +352,19 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad = s;
   bad.split = 25;
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
+  bad = s;  // MNIST: one split, and only the SVGP models classify
+  bad.dataset = "mnist";
+  bad.split = 0;
+  bad.model = "dgp";
+  bad.inference = "dsvi";
+  CHECK_NOTHROW(validate_run_spec(bad));
+  bad.split = 1;
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("split 1 does not exist"),
+                       dkp::ConfigError);
+  bad.split = 0;
+  bad.inference = "global-inducing";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("classification dataset"),
+                       dkp::ConfigError);
   bad = s;
   bad.protocol.kl_anneal = 1000000;
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);

@@ -1,0 +1,186 @@
+// Classification with the robust-max likelihood in the SVGP models (SGP, DSVI DGP): gradients of
+// the ELBO w.r.t. every parameter, DSVI depth 1 = SGP, the predictive's layout (C latent columns
+// per sample, also across threads), label checks, and a short training run that must learn.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "autodiff/gradcheck.hpp"
+#include "eval/metrics.hpp"
+#include "likelihoods/robustmax.hpp"
+#include "models/dsvi_dgp.hpp"
+#include "models/factory.hpp"
+#include "models/sgp.hpp"
+#include "random/stream.hpp"
+#include "test_support.hpp"
+#include "training/mc.hpp"
+#include "training/trainer.hpp"
+#include "util/error.hpp"
+
+namespace ad = dkp::autodiff;
+namespace models = dkp::models;
+namespace rnd = dkp::random;
+
+namespace {
+
+struct Data {
+  arma::mat X;
+  arma::vec y;  // class indices
+};
+
+// C Gaussian blobs in D dimensions, n points each, centred at +-2.5 on the axes (class c at
+// +2.5 e_{c mod D} for c < D, -2.5 e_{c mod D} after).
+Data blobs(arma::uword n, arma::uword C, arma::uword D, uint64_t salt) {
+  rnd::Stream s(dkp::test::seed() + salt);
+  Data d;
+  d.X = 0.6 * rnd::normal_matrix(s, n * C, D);
+  d.y.set_size(n * C);
+  for (arma::uword c = 0; c < C; ++c) {
+    for (arma::uword i = 0; i < n; ++i) {
+      d.X(c * n + i, c % D) += c < D ? 2.5 : -2.5;
+      d.y[c * n + i] = double(c);
+    }
+  }
+  return d;
+}
+
+double elbo_value(const models::Model& m, const models::ParamMap& p, const Data& d, size_t S) {
+  ad::Tape tape;
+  const auto vars = models::to_vars(tape, p, false);
+  rnd::Stream rng(5);
+  return m.elbo(vars, d.X, d.y, double(d.X.n_rows), S, 1.0, rng).elbo.scalar();
+}
+
+}  // namespace
+
+TEST_CASE("robust-max DSVI and SGP: ELBO gradient w.r.t. every parameter at a fixed noise draw") {
+  const Data d = blobs(2, 3, 2, 1);
+  for (size_t depth : {1, 2}) {
+    CAPTURE(depth);
+    models::DsviConfig cfg;
+    cfg.depth = depth;
+    cfg.num_inducing = 3;
+    cfg.num_classes = 3;
+    rnd::Stream init(dkp::test::seed() + 2);
+    const models::DsviDgp model(cfg, d.X, init);
+    CHECK(model.initial_parameters().count("likelihood.variance") == 0);
+    std::vector<std::string> names;
+    std::vector<arma::mat> values;
+    rnd::Stream jiggle(dkp::test::seed() + 3);
+    for (const auto& [name, v] : model.initial_parameters()) {
+      names.push_back(name);
+      values.push_back(v + 0.3 * rnd::normal_matrix(jiggle, v.n_rows, v.n_cols));
+    }
+    const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& v) {
+      models::VarMap vars;
+      for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
+      rnd::Stream noise(777);
+      return model.elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
+    };
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto r = ad::check_gradient(f, values, {}, {i});
+      INFO("parameter " << names[i] << ": " << r.detail);
+      CHECK(r.ok);
+    }
+  }
+}
+
+TEST_CASE("robust-max: DSVI with depth 1 is the SGP; C latent columns per sample") {
+  const Data d = blobs(4, 3, 2, 4);
+  rnd::Stream s(dkp::test::seed() + 5);
+  const arma::mat Z = rnd::normal_matrix(s, 4, 2);
+  models::DsviConfig dc;
+  dc.depth = 1;
+  dc.num_classes = 3;
+  models::SgpConfig sc;
+  sc.num_classes = 3;
+  const models::DsviDgp dgp(dc, d.X, Z);
+  const models::SgpModel sgp(sc, Z);
+  models::ParamMap p = sgp.initial_parameters();
+  REQUIRE(dgp.initial_parameters().size() == p.size());
+  for (auto& [name, v] : p) v += 0.2 * rnd::normal_matrix(s, v.n_rows, v.n_cols);
+  CHECK(elbo_value(dgp, p, d, 2) == doctest::Approx(elbo_value(sgp, p, d, 2)).epsilon(1e-13));
+  rnd::Stream r1(2), r2(2);
+  const auto a = dgp.predict(p, d.X, 2, r1), b = sgp.predict(p, d.X, 2, r2);
+  CHECK(a.classes == 3);
+  CHECK(b.classes == 3);
+  REQUIRE(a.mean.n_rows == d.X.n_rows);
+  REQUIRE(a.mean.n_cols == 6);
+  CHECK(arma::approx_equal(a.mean, b.mean, "absdiff", 1e-12));
+  CHECK(arma::approx_equal(a.var, b.var, "absdiff", 1e-12));
+  // The SGP's samples are the same marginals; each column is one class's latent function.
+  CHECK(arma::approx_equal(b.mean.cols(0, 2), b.mean.cols(3, 5), "absdiff", 0.0));
+  CHECK(arma::stddev(arma::vectorise(b.mean.col(0) - b.mean.col(1))) > 0.0);
+}
+
+TEST_CASE("robust-max DSVI: predictions split over threads keep C columns per sample") {
+  const Data d = blobs(5, 4, 3, 6);
+  models::DsviConfig cfg;
+  cfg.depth = 2;
+  cfg.num_inducing = 5;
+  cfg.num_classes = 4;
+  rnd::Stream init(dkp::test::seed() + 7);
+  const models::DsviDgp model(cfg, d.X, init);
+  rnd::Stream r1(9), r2(9);
+  const auto one = dkp::training::predict(model, model.initial_parameters(), d.X, 5, r1, 1);
+  const auto two = dkp::training::predict(model, model.initial_parameters(), d.X, 5, r2, 2);
+  CHECK(one.classes == 4);
+  CHECK(two.classes == 4);
+  CHECK(one.mean.n_cols == 20);
+  CHECK(two.mean.n_cols == 20);
+  CHECK(two.var.n_cols == 20);
+  // Both give valid class probabilities from the same model.
+  const arma::uvec labels = dkp::likelihoods::class_labels(d.y, 4);
+  const auto m1 = dkp::eval::classification_metrics(one.mean, one.var, 4, labels);
+  const auto m2 = dkp::eval::classification_metrics(two.mean, two.var, 4, labels);
+  CHECK(std::isfinite(m1.test_ll));
+  CHECK(std::isfinite(m2.test_ll));
+}
+
+TEST_CASE("robust-max: labels must be class indices; classification needs an SVGP model") {
+  Data d = blobs(3, 3, 2, 8);
+  models::DsviConfig cfg;
+  cfg.depth = 2;
+  cfg.num_inducing = 3;
+  cfg.num_classes = 3;
+  rnd::Stream init(dkp::test::seed() + 9);
+  const models::DsviDgp model(cfg, d.X, init);
+  d.y[4] = 3.0;
+  CHECK_THROWS_AS(elbo_value(model, model.initial_parameters(), d, 1), dkp::Error);
+  d.y[4] = 0.5;
+  CHECK_THROWS_AS(elbo_value(model, model.initial_parameters(), d, 1), dkp::Error);
+  cfg.num_classes = 1;
+  CHECK_THROWS_AS(models::DsviDgp(cfg, d.X, init), dkp::ConfigError);
+  models::ModelSpec spec;
+  spec.model = "nngp";
+  spec.classes = 10;
+  CHECK_THROWS_AS(models::make_model(spec, d.X, d.y, init), dkp::ConfigError);
+}
+
+TEST_CASE("robust-max DSVI trains: a 3-class problem is learnt") {
+  const Data d = blobs(30, 3, 2, 10);
+  models::DsviConfig cfg;
+  cfg.depth = 2;
+  cfg.num_inducing = 10;
+  cfg.num_classes = 3;
+  rnd::Stream init(dkp::test::seed() + 11);
+  const models::DsviDgp model(cfg, d.X, init);
+  dkp::training::TrainOptions opt;
+  opt.steps = 500;
+  opt.samples = 2;
+  opt.lr = dkp::training::LrSchedule::constant(0.02);
+  opt.log_every = 0;
+  opt.checkpoint_every = 0;
+  const auto tr = dkp::training::train(model, d.X, d.y, opt, rnd::Stream(12));
+  const double before = elbo_value(model, model.initial_parameters(), d, 10);
+  const double after = elbo_value(model, tr.params, d, 10);
+  CHECK(after > before + 1.0);
+  rnd::Stream pr(13);
+  const auto pred = model.predict(tr.params, d.X, 20, pr);
+  const auto m = dkp::eval::classification_metrics(pred.mean, pred.var, 3,
+                                                   dkp::likelihoods::class_labels(d.y, 3));
+  CHECK(m.test_acc > 0.9);
+  CHECK(m.test_ll > std::log(1.0 / 3.0));
+}

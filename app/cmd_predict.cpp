@@ -110,13 +110,15 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   std::string csv;
   if (pred.classes > 0 && have_y) {
-    const eval::ClassificationMetrics m = eval::classification_metrics(
-        pred.mean, pred.var, pred.classes, likelihoods::class_labels(y, pred.classes));
+    const eval::ClassificationMetrics m =
+        eval::classification_metrics(pred.mean, pred.var, pred.classes,
+                                     likelihoods::class_labels(y, pred.classes), size_t(threads));
     csv = class_predictions_csv(m, y);
     spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}", X.n_rows, samples,
                  m.test_ll, m.test_acc);
   } else if (pred.classes > 0) {
-    csv = class_predictions_csv(eval::class_probabilities(pred.mean, pred.var, pred.classes));
+    csv = class_predictions_csv(
+        eval::class_probabilities(pred.mean, pred.var, pred.classes, size_t(threads)));
     spdlog::info("{} points, {} samples", X.n_rows, samples);
   } else if (have_y) {
     const eval::RegressionMetrics m = eval::regression_metrics(pred.mean, pred.var, y, split.y_std);

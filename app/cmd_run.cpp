@@ -355,7 +355,8 @@ int cmd_run(const std::vector<std::string>& args) {
   eval::ClassificationMetrics cm;
   if (classes > 0) {
     cm = eval::classification_metrics(pred.mean, pred.var, classes,
-                                      likelihoods::class_labels(split.y_test, classes));
+                                      likelihoods::class_labels(split.y_test, classes),
+                                      size_t(threads));
   } else {
     m = eval::regression_metrics(pred.mean, pred.var, split.y_test, split.y_std);
   }

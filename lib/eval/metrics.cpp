@@ -1,11 +1,13 @@
 #include "eval/metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "likelihoods/robustmax.hpp"
 #include "util/error.hpp"
+#include "util/parallel.hpp"
 
 namespace dkp::eval {
 
@@ -15,7 +17,8 @@ arma::vec log_mean_exp_rows(const arma::mat& a) {
   return m + arma::log(arma::mean(arma::exp(shifted), 1));
 }
 
-arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_t classes) {
+arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_t classes,
+                              size_t threads) {
   const arma::uword C = classes;
   if (C < 2 || mean.n_cols == 0 || mean.n_cols % C != 0 || var.n_rows != mean.n_rows ||
       var.n_cols != mean.n_cols) {
@@ -25,16 +28,26 @@ arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_
   const arma::uword S = mean.n_cols / C;
   likelihoods::RobustMax rm;
   rm.classes = C;
-  arma::mat p(mean.n_rows, C, arma::fill::zeros);
-  for (arma::uword s = 0; s < S; ++s) {
-    p += likelihoods::robustmax_class_probs(mean.cols(s * C, s * C + C - 1),
-                                            var.cols(s * C, s * C + C - 1), rm);
-  }
+  const arma::uword N = mean.n_rows;
+  arma::mat p(N, C, arma::fill::zeros);
+  // Row blocks, one per thread: every point's probabilities are computed alone, so the split
+  // does not change them.
+  const size_t T = std::max<size_t>(1, std::min<size_t>(threads, N));
+  util::parallel_for(T, [&](size_t t) {
+    const arma::uword r0 = N * t / T, r1 = N * (t + 1) / T;
+    if (r1 == r0) return;
+    for (arma::uword s = 0; s < S; ++s) {
+      p.rows(r0, r1 - 1) +=
+          likelihoods::robustmax_class_probs(mean.submat(r0, s * C, r1 - 1, s * C + C - 1),
+                                             var.submat(r0, s * C, r1 - 1, s * C + C - 1), rm);
+    }
+  });
   return p / double(S);
 }
 
 ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::mat& var,
-                                             size_t classes, const arma::uvec& labels) {
+                                             size_t classes, const arma::uvec& labels,
+                                             size_t threads) {
   const arma::uword N = mean.n_rows;
   if (labels.n_elem != N) {
     throw Error(fmt::format("classification_metrics: {} labels for {} points", labels.n_elem, N));
@@ -44,7 +57,7 @@ ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::
         fmt::format("classification_metrics: label {} for {} classes", labels.max(), classes));
   }
   ClassificationMetrics m;
-  m.class_prob = class_probabilities(mean, var, classes);
+  m.class_prob = class_probabilities(mean, var, classes, threads);
   m.point_ll.set_size(N);
   m.predicted.set_size(N);
   arma::uword correct = 0;

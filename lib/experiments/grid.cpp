@@ -34,12 +34,18 @@ const std::vector<std::string>& known_models() {
 }
 
 const std::vector<std::string>& known_families() {
-  static const std::vector<std::string> families = {"dkp-uci",     "gw-uci",   "agw-uci",
-                                                    "agw-runtime", "dsvi-uci", "generic"};
+  static const std::vector<std::string> families = {
+      "dkp-uci", "gw-uci", "agw-uci", "agw-runtime", "dsvi-uci", "dsvi-mnist", "generic"};
   return families;
 }
 
 namespace {
+
+// A dataset's canonical name: MNIST's, or the UCI short name of any accepted spelling (throws
+// ConfigError listing the known names).
+std::string canonical_dataset(const std::string& name) {
+  return data::dataset_classes(name) > 0 ? name : data::uci_info(name).name;
+}
 
 const std::vector<std::string> kInferences = {"dsvi", "global-inducing"};
 const std::vector<std::string> kPosteriors = {"gw", "agw", "abgw"};
@@ -831,7 +837,7 @@ Axes parse_axes(const Parser& P, const YAML::Node& a, const std::string& path) {
         [&](const YAML::Node& n, const std::string& k) {
           const std::string s = P.get_string(n, k);
           try {
-            return data::uci_info(s).name;
+            return canonical_dataset(s);
           } catch (const ConfigError& e) {
             P.fail(n, k, e.what());
           }
@@ -902,7 +908,7 @@ std::vector<Override> parse_overrides(const Parser& P, const YAML::Node& v,
       if (k == "dataset") {
         for (auto& d : o.when[k]) {
           try {
-            d = data::uci_info(d).name;
+            d = canonical_dataset(d);
           } catch (const ConfigError& ex) {
             P.fail(it->second, ik + ".when.dataset", ex.what());
           }

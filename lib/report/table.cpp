@@ -65,6 +65,11 @@ bool higher_is_better(const std::string& metric) {
 std::optional<double> metric_value(const CellRecord& c, const std::string& metric) {
   const auto it = c.values.find(metric);
   if (it != c.values.end() && std::isfinite(it->second)) return it->second;
+  if (metric == "test_acc_pct") {  // the papers print accuracy in percent; dkp run a fraction
+    const auto a = c.values.find("test_acc");
+    if (a != c.values.end() && std::isfinite(a->second)) return 100.0 * a->second;
+    return std::nullopt;
+  }
   if (metric == "epoch_time_s") {
     // Key names of dkp run (step_s, train_s) and the longer spellings are both accepted.
     auto get = [&](std::initializer_list<const char*> keys) -> std::optional<double> {

@@ -28,7 +28,7 @@ struct CellRecord {
 
 /// The value of `metric` for a done cell. Besides direct keys, "epoch_time_s" falls back to
 /// epoch_s, then step_time_s | step_s (or train_time_s | train_s over steps) times
-/// ceil(n_train / batch) when result.json has n_train.
+/// ceil(n_train / batch) when result.json has n_train; "test_acc_pct" is 100 test_acc.
 std::optional<double> metric_value(const CellRecord& c, const std::string& metric);
 
 /// True for metrics where larger is better (elbo, test_ll, test_acc*, *_diff).

@@ -19,6 +19,7 @@
 
 #include "models/model.hpp"
 #include "random/stream.hpp"
+#include "util/parallel.hpp"
 
 namespace dkp::training {
 
@@ -27,9 +28,8 @@ namespace dkp::training {
 /// threads.
 std::vector<size_t> sample_groups(size_t samples, size_t threads);
 
-/// Runs f(0), ..., f(n - 1), each on its own thread (f(0) on the caller's). Waits for all, then
-/// rethrows the exception of the lowest index that threw, if any.
-void parallel_for(size_t n, const std::function<void(size_t)>& f);
+/// util::parallel_for, where the training code has always found it.
+using util::parallel_for;
 
 /// A per-datapoint ELBO estimate and, when asked for, its gradient.
 struct ElboGradient {

@@ -198,3 +198,19 @@ TEST_CASE("classification_metrics: shapes and labels are checked") {
   CHECK_THROWS_AS(dkp::eval::classification_metrics(mean, var, 3, arma::uvec{0, 1}), dkp::Error);
   CHECK(dkp::eval::classification_metrics(mean, var, 3, arma::uvec{0, 1, 2, 0}).test_acc >= 0.0);
 }
+
+TEST_CASE("class_probabilities: the same numbers for any thread count") {
+  dkp::random::Stream s(dkp::test::seed() + 5);
+  const arma::mat mean = dkp::random::normal_matrix(s, 7, 12);  // 3 samples of 4 classes
+  const arma::mat var = arma::exp(dkp::random::normal_matrix(s, 7, 12));
+  const arma::mat one = dkp::eval::class_probabilities(mean, var, 4, 1);
+  for (size_t t : {2, 3, 7, 20}) {
+    CAPTURE(t);
+    CHECK(arma::approx_equal(dkp::eval::class_probabilities(mean, var, 4, t), one, "absdiff", 0.0));
+  }
+  // Rows sum to 1 up to the squeeze (each of the C P_c moves by at most (C - 1) 1e-4) and the
+  // quadrature error, small for variances within a factor 4 of each other.
+  const arma::mat even = 0.5 + 1.5 * arma::mat(arma::randu(7, 12));
+  const arma::mat p = dkp::eval::class_probabilities(mean, even, 4, 2);
+  CHECK(arma::approx_equal(arma::sum(p, 1), arma::ones(7), "absdiff", 4 * 3 * 1e-4 + 1e-4));
+}

@@ -42,6 +42,30 @@ expect_rc 2 "$dkp" run --dataset yacht --model dwp --mu-param scaled --out "$wor
 expect_rc 2 "$dkp" run --dataset yacht --model dgp --mu-param bayesfunc --out "$work/bad"
 [ ! -e "$work/bad" ] || fail "a failed run left $work/bad behind"
 
+# Classification: MNIST with the robust-max DSVI DGP (tiny: 10 inducing points, width 5, 5 steps),
+# its class predictions CSV, dkp predict on the run, and models that do not classify refusing it.
+expect_rc 2 "$dkp" run --dataset mnist --model nngp --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset mnist --split 1 --model sgp --out "$work/bad"
+"$dkp" run --dataset mnist --model dgp --inference dsvi --depth 2 --steps 5 --batch 200 \
+  --samples 1 --kl-anneal 0 --width 5 --inducing 10 --test-samples 2 --elbo-repeats 1 \
+  --threads 2 --out "$work/mnist" --predictions "$work/mnist.csv" --quiet >/dev/null ||
+  fail "dkp run --dataset mnist"
+grep -q '"classes": *10' "$work/mnist/result.json" || fail "mnist result.json: no classes"
+grep -Eq '"test_acc": *(0|1|0\.[0-9]+)[,}]' "$work/mnist/result.json" ||
+  fail "mnist result.json: no accuracy"
+! grep -q '"test_rmse"' "$work/mnist/result.json" || fail "mnist result.json has an RMSE"
+[ "$(head -1 "$work/mnist.csv")" = "index,y,predicted,log_density,p_0,p_1,p_2,p_3,p_4,p_5,p_6,p_7,p_8,p_9" ] ||
+  fail "mnist predictions header: $(head -1 "$work/mnist.csv")"
+[ "$(wc -l <"$work/mnist.csv")" = 10001 ] || fail "mnist predictions: not 10000 rows"
+# The CSV's accuracy is result.json's: the fraction of rows whose predicted class is y.
+acc=$(awk -F, 'NR > 1 { n++; if ($2 == $3) k++ } END { printf "%.4f", k / n }' "$work/mnist.csv")
+json_acc=$(grep -Eo '"test_acc": *[0-9.e-]+' "$work/mnist/result.json" | grep -Eo '[0-9.e-]+$')
+[ "$acc" = "$(printf '%.4f' "$json_acc")" ] || fail "mnist accuracy: CSV $acc, result $json_acc"
+"$dkp" predict "$work/mnist" --samples 2 --out "$work/mnist-predict.csv" --quiet ||
+  fail "dkp predict on the mnist run"
+cmp -s "$work/mnist.csv" "$work/mnist-predict.csv" ||
+  fail "dkp predict gives other class probabilities than dkp run"
+
 # Two threads sharing the samples: the same numbers twice.
 for d in t2a t2b; do
   "$dkp" run --dataset yacht --model dwp --posterior agw --depth 2 --steps 5 --test-samples 7 \

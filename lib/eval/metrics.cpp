@@ -36,10 +36,17 @@ arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_
   util::parallel_for(T, [&](size_t t) {
     const arma::uword r0 = N * t / T, r1 = N * (t + 1) / T;
     if (r1 == r0) return;
+    arma::mat last;  // the previous sample's probabilities, reused when its marginals repeat
     for (arma::uword s = 0; s < S; ++s) {
-      p.rows(r0, r1 - 1) +=
-          likelihoods::robustmax_class_probs(mean.submat(r0, s * C, r1 - 1, s * C + C - 1),
-                                             var.submat(r0, s * C, r1 - 1, s * C + C - 1), rm);
+      const arma::mat m = mean.submat(r0, s * C, r1 - 1, s * C + C - 1);
+      const arma::mat v = var.submat(r0, s * C, r1 - 1, s * C + C - 1);
+      // A model that draws nothing (the SGP) gives every sample the same marginals.
+      const bool repeat =
+          s > 0 &&
+          arma::approx_equal(m, mean.submat(r0, s * C - C, r1 - 1, s * C - 1), "absdiff", 0.0) &&
+          arma::approx_equal(v, var.submat(r0, s * C - C, r1 - 1, s * C - 1), "absdiff", 0.0);
+      if (!repeat) last = likelihoods::robustmax_class_probs(m, v, rm);
+      p.rows(r0, r1 - 1) += last;
     }
   });
   return p / double(S);

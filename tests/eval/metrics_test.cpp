@@ -208,6 +208,11 @@ TEST_CASE("class_probabilities: the same numbers for any thread count") {
     CAPTURE(t);
     CHECK(arma::approx_equal(dkp::eval::class_probabilities(mean, var, 4, t), one, "absdiff", 0.0));
   }
+  // Repeated samples (an SGP's) reuse the previous sample's probabilities: the same numbers.
+  const arma::mat m3 = arma::repmat(mean.cols(0, 3), 1, 3), v3 = arma::repmat(var.cols(0, 3), 1, 3);
+  CHECK(arma::approx_equal(dkp::eval::class_probabilities(m3, v3, 4, 2),
+                           dkp::eval::class_probabilities(mean.cols(0, 3), var.cols(0, 3), 4, 1),
+                           "absdiff", 1e-15));
   // Rows sum to 1 up to the squeeze (each of the C P_c moves by at most (C - 1) 1e-4) and the
   // quadrature error, small for variances within a factor 4 of each other.
   const arma::mat even = 0.5 + 1.5 * arma::mat(arma::randu(7, 12));

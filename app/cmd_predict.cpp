@@ -117,8 +117,8 @@ int cmd_predict(const std::vector<std::string>& args) {
     spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}", X.n_rows, samples,
                  m.test_ll, m.test_acc);
   } else if (pred.classes > 0) {
-    csv = class_predictions_csv(
-        eval::class_probabilities(pred.mean, pred.var, pred.classes, size_t(threads)));
+    csv = class_predictions_csv(eval::class_probabilities(pred.mean, pred.var, pred.classes,
+                                                          size_t(threads), pred.class_likelihood));
     spdlog::info("{} points, {} samples", X.n_rows, samples);
   } else if (have_y) {
     const eval::RegressionMetrics m = eval::regression_metrics(pred.mean, pred.var, y, split.y_std);

@@ -356,7 +356,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (classes > 0) {
     cm = eval::classification_metrics(pred.mean, pred.var, classes,
                                       likelihoods::class_labels(split.y_test, classes),
-                                      size_t(threads));
+                                      size_t(threads), pred.class_likelihood);
   } else {
     m = eval::regression_metrics(pred.mean, pred.var, split.y_test, split.y_std);
   }

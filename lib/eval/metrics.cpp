@@ -18,7 +18,7 @@ arma::vec log_mean_exp_rows(const arma::mat& a) {
 }
 
 arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_t classes,
-                              size_t threads) {
+                              size_t threads, likelihoods::ClassLikelihood kind) {
   const arma::uword C = classes;
   if (C < 2 || mean.n_cols == 0 || mean.n_cols % C != 0 || var.n_rows != mean.n_rows ||
       var.n_cols != mean.n_cols) {
@@ -45,7 +45,11 @@ arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_
           s > 0 &&
           arma::approx_equal(m, mean.submat(r0, s * C - C, r1 - 1, s * C - 1), "absdiff", 0.0) &&
           arma::approx_equal(v, var.submat(r0, s * C - C, r1 - 1, s * C - 1), "absdiff", 0.0);
-      if (!repeat) last = likelihoods::robustmax_class_probs(m, v, rm);
+      if (!repeat) {
+        last = kind == likelihoods::ClassLikelihood::Softmax
+                   ? likelihoods::softmax_rows(m)
+                   : likelihoods::robustmax_class_probs(m, v, rm);
+      }
       p.rows(r0, r1 - 1) += last;
     }
   });
@@ -54,7 +58,7 @@ arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_
 
 ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::mat& var,
                                              size_t classes, const arma::uvec& labels,
-                                             size_t threads) {
+                                             size_t threads, likelihoods::ClassLikelihood kind) {
   const arma::uword N = mean.n_rows;
   if (labels.n_elem != N) {
     throw Error(fmt::format("classification_metrics: {} labels for {} points", labels.n_elem, N));
@@ -64,7 +68,7 @@ ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::
         fmt::format("classification_metrics: label {} for {} classes", labels.max(), classes));
   }
   ClassificationMetrics m;
-  m.class_prob = class_probabilities(mean, var, classes, threads);
+  m.class_prob = class_probabilities(mean, var, classes, threads, kind);
   m.point_ll.set_size(N);
   m.predicted.set_size(N);
   arma::uword correct = 0;

@@ -17,6 +17,8 @@
 
 #include <armadillo>
 
+#include "likelihoods/softmax.hpp"
+
 namespace dkp::eval {
 
 struct RegressionMetrics {
@@ -69,16 +71,19 @@ struct ClassificationMetrics {
 };
 
 /// pbar (N x C) from N x (S C) latent marginals (layout below), the points split over `threads`
-/// threads (the same numbers for any count); throws dkp::Error on shapes.
-arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_t classes,
-                              size_t threads = 1);
+/// threads (the same numbers for any count); throws dkp::Error on shapes. With the softmax
+/// likelihood `mean` holds sampled logits and pbar is the mean of their softmax (var unused).
+arma::mat class_probabilities(
+    const arma::mat& mean, const arma::mat& var, size_t classes, size_t threads = 1,
+    likelihoods::ClassLikelihood kind = likelihoods::ClassLikelihood::RobustMax);
 
 /// `mean` and `var` are N x (S C) latent marginals (sample s in columns s C .. s C + C - 1, as
 /// models::Predictive for C classes); `labels` the N class indices. Throws dkp::Error on shapes,
 /// labels or variances that do not fit.
-ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::mat& var,
-                                             size_t classes, const arma::uvec& labels,
-                                             size_t threads = 1);
+ClassificationMetrics classification_metrics(
+    const arma::mat& mean, const arma::mat& var, size_t classes, const arma::uvec& labels,
+    size_t threads = 1,
+    likelihoods::ClassLikelihood kind = likelihoods::ClassLikelihood::RobustMax);
 
 /// Row-wise log-mean-exp of an N x S matrix (stable).
 arma::vec log_mean_exp_rows(const arma::mat& a);

@@ -402,11 +402,17 @@ void validate_run_spec(const RunSpec& s) {
   if (s.depth < 1 || s.depth > 64) {
     throw ConfigError(fmt::format("depth {} is impossible (1..64)", s.depth));
   }
-  if (classification && !(s.model == "sgp" || (s.model == "dgp" && s.inference == "dsvi"))) {
-    throw ConfigError(fmt::format(
-        "{} is a classification dataset: models sgp and dgp (inference dsvi) classify, {} does "
-        "not yet",
-        s.dataset, s.model + (s.inference.empty() ? "" : " " + s.inference)));
+  if (classification) {
+    models::ModelSpec m;
+    m.model = s.model;
+    m.inference = s.inference;
+    m.kernel = s.kernel;
+    if (!models::classifies(m)) {
+      throw ConfigError(fmt::format(
+          "{} is a classification dataset: models sgp, dgp dsvi, nngp, diwp and dgp "
+          "global-inducing with the relu kernel classify, {} does not yet",
+          s.dataset, s.model + (s.inference.empty() ? "" : " " + s.inference) + " " + s.kernel));
+    }
   }
   if (s.model == "sgp" && s.depth != 1) {
     throw ConfigError(

@@ -74,15 +74,33 @@ void check_model_options(const ModelSpec& spec) {
   }
 }
 
+bool classifies(const ModelSpec& spec) {
+  return spec.model == "sgp" || spec.model == "nngp" || spec.model == "diwp" ||
+         (spec.model == "dgp" && (spec.inference == "dsvi" ||
+                                  (spec.inference == "global-inducing" && spec.kernel == "relu")));
+}
+
+namespace {
+
+// A Gram model's classification settings: C classes, and (DKP paper section 7) no learned input
+// scale and bias for the image datasets.
+void set_classes(GramModelConfig& cfg, size_t classes) {
+  cfg.classes = classes;
+  cfg.input_scale_bias = classes == 0;
+}
+
+}  // namespace
+
 std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
                                   const arma::vec& y_train, random::Stream& init) {
   check_model_options(spec);
-  const bool svgp_model = spec.model == "sgp" || (spec.model == "dgp" && spec.inference == "dsvi");
-  if (spec.classes > 0 && !svgp_model) {
+  if (spec.classes > 0 && !classifies(spec)) {
     throw ConfigError(fmt::format(
-        "classification ({} classes) is available for --model sgp and --model dgp --inference "
-        "dsvi, not for {}{}",
-        spec.classes, spec.model, spec.inference.empty() ? "" : " --inference " + spec.inference));
+        "classification ({} classes) is available for sgp, dgp --inference dsvi (robust-max), "
+        "nngp, diwp and dgp --inference global-inducing --kernel relu (softmax); not for {}{}",
+        spec.classes, spec.model,
+        spec.inference.empty() ? ""
+                               : " --inference " + spec.inference + " --kernel " + spec.kernel));
   }
   if (spec.model == "dgp" && spec.inference == "global-inducing" && spec.kernel == "relu") {
     // The DKP paper's DGP baseline: GP layers on Gram kernels after the learned per-feature
@@ -94,6 +112,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.kernel = spec.kernel;
     cfg.width = spec.width;
     cfg.inducing = spec.inducing;
+    set_classes(cfg, spec.classes);
     return std::make_unique<GramDgp>(cfg, X_train, y_train, init);
   }
   if (spec.model == "dgp" && spec.inference == "global-inducing") {
@@ -161,6 +180,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.depth = gram_model_depth(spec.depth);
     cfg.kernel = spec.kernel;
     cfg.inducing = spec.inducing;
+    set_classes(cfg, spec.classes);
     if (!(spec.delta_init > 0.0) || !std::isfinite(spec.delta_init)) {
       throw ConfigError(
           fmt::format("diwp: initial delta must be positive (got {})", spec.delta_init));

@@ -33,10 +33,14 @@ struct ModelSpec {
   /// dgp global-inducing: GiDgpConfig::hidden_ard and GiDgpConfig::per_output_precision.
   bool hidden_ard = false;
   bool per_output_precision = false;
-  /// 0: regression; C >= 2: classification over C classes with the robust-max likelihood (sgp
-  /// and dgp dsvi; the other models throw ConfigError).
+  /// 0: regression; C >= 2: classification over C classes, with the robust-max likelihood (sgp,
+  /// dgp dsvi) or the softmax likelihood (nngp, diwp, dgp global-inducing relu); the other models
+  /// throw ConfigError.
   size_t classes = 0;
 };
+
+/// Whether the model `spec` names can classify (see ModelSpec::classes).
+bool classifies(const ModelSpec& spec);
 
 /// --gi-precision: "shared" is false, "per-output" true; anything else is a ConfigError.
 bool parse_gi_precision(const std::string& gi_precision);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autodiff/tape.hpp"
+#include "likelihoods/softmax.hpp"
 #include "linalg/chol.hpp"
 #include "random/stream.hpp"
 
@@ -47,13 +48,16 @@ enum class HiddenKind {
 };
 
 /// Gaussian predictive per test point and sample: N x S means and variances (likelihood noise
-/// included), in standardised units. A classification model (classes = C > 0) gives instead the
-/// Gaussian marginals of its C latent functions, without noise: N x (S C), sample s in columns
-/// s C .. s C + C - 1 (eval::classification_metrics turns them into class probabilities).
+/// included), in standardised units. A classification model (classes = C > 0) gives instead
+/// N x (S C) matrices, sample s in columns s C .. s C + C - 1: with the robust-max likelihood the
+/// Gaussian marginals of its C latent functions (no noise), with the softmax likelihood one draw
+/// of the C logits in `mean` and zeros in `var` (eval::classification_metrics turns either into
+/// class probabilities).
 struct Predictive {
   arma::mat mean;
   arma::mat var;
-  size_t classes = 0;      ///< 0: regression
+  size_t classes = 0;  ///< 0: regression
+  likelihoods::ClassLikelihood class_likelihood = likelihoods::ClassLikelihood::RobustMax;
   linalg::CholStats chol;  ///< the prediction's Cholesky factorisations (jitter events)
   /// Only when predict() is asked (keep_hidden): hidden[s][l - 1] is hidden layer l's sampled
   /// output at the N points in sample s (the values that feed layer l + 1), l = 1 .. depth - 1.

@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "autodiff/ops_shape.hpp"
 #include "layers/gigp.hpp"
+#include "likelihoods/robustmax.hpp"
+#include "likelihoods/softmax.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -30,23 +33,36 @@ GramModel::GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const
   d0_ = X_train.n_cols;
   cfg_.inducing = pick.n_elem;
   const size_t P = cfg_.inducing;
-  init_["input.log_scale"] = arma::zeros(1, d0_);
-  init_["input.bias"] = arma::zeros(1, d0_);
+  if (cfg.classes == 1) throw ConfigError(fmt::format("{}: classification needs 2 classes", name));
+  if (cfg.input_scale_bias) {
+    init_["input.log_scale"] = arma::zeros(1, d0_);
+    init_["input.bias"] = arma::zeros(1, d0_);
+  }
   if (cfg.kernel == "se") {
     for (size_t l = 2; l <= cfg.depth; ++l) {
       init_[layer_key(l, "log_lengthscale")] = arma::zeros(1, 1);
       init_[layer_key(l, "log_variance")] = arma::zeros(1, 1);
     }
   }
-  init_[layer_key(cfg.depth, "v")] = arma::mat(y_train.elem(pick));
+  if (cfg.classes > 0) {  // the picked points' labels as one-hot rows
+    const arma::uvec labels = likelihoods::class_labels(y_train.elem(pick), cfg.classes);
+    arma::mat v(P, cfg.classes, arma::fill::zeros);
+    for (arma::uword i = 0; i < P; ++i) v(i, labels[i]) = 1.0;
+    init_[layer_key(cfg.depth, "v")] = v;
+  } else {
+    init_[layer_key(cfg.depth, "v")] = arma::mat(y_train.elem(pick));
+  }
   init_[layer_key(cfg.depth, "L_loc")] = arma::eye(P, P);
   init_[layer_key(cfg.depth, "L_scale")] =
       arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
-  init_["likelihood.log_noise_var"] =
-      arma::mat(1, 1, arma::fill::value(std::log(cfg.noise_var_init)));
+  if (cfg.classes == 0) {
+    init_["likelihood.log_noise_var"] =
+        arma::mat(1, 1, arma::fill::value(std::log(cfg.noise_var_init)));
+  }
 }
 
 std::pair<Var, Var> GramModel::input_features(const VarMap& p, const Var& X) const {
+  if (!cfg_.input_scale_bias) return {get(p, "inducing_inputs"), X};
   const Var& s = get(p, "input.log_scale");
   const Var& b = get(p, "input.bias");
   return {kernels::scale_shift_features(get(p, "inducing_inputs"), s, b),
@@ -108,9 +124,11 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
                              random::Stream& rng) const {
   ad::Tape& tape = get(p, "inducing_inputs").tape();
   const Var Xv = tape.constant(X);
+  const bool classify = cfg_.classes > 0;
   const Var yv = tape.constant(y);
-  const Var log_s2 = get(p, "likelihood.log_noise_var");
-  const Var inv_s2 = ad::exp(ad::neg(log_s2));
+  const arma::uvec labels = classify ? likelihoods::class_labels(y, cfg_.classes) : arma::uvec();
+  const Var log_s2 = classify ? Var() : get(p, "likelihood.log_noise_var");
+  const Var inv_s2 = classify ? Var() : ad::exp(ad::neg(log_s2));
   const double B = double(X.n_rows);
   Var ell_total = tape.constant(0.0), logpq_total = tape.constant(0.0);
   // What every sample shares, computed once: with deterministic hidden layers, K(G_L) and the
@@ -134,7 +152,14 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
     } else {
       o = forward(p, Xv, hs, rng);
     }
-    ell_total = ell_total + gaussian_ell_sum(yv, o.f_mean, o.f_var, log_s2, inv_s2);
+    if (classify) {  // one draw of the logits per sample (the paper's Algorithm 1)
+      const Var F = ad::add_scaled_noise(
+          o.f_mean, random::normal_matrix(rng, o.f_mean.n_rows(), o.f_mean.n_cols()),
+          ad::sqrt(o.f_var));
+      ell_total = ell_total + likelihoods::log_softmax_pick_sum(F, labels);
+    } else {
+      ell_total = ell_total + gaussian_ell_sum(yv, o.f_mean, o.f_var, log_s2, inv_s2);
+    }
     logpq_total = logpq_total + o.logpq;
   }
   return assemble_elbo(ell_total, logpq_total, double(samples), B, n_train, kl_weight);
@@ -142,14 +167,17 @@ ElboEstimate GramModel::elbo(const VarMap& p, const arma::mat& X, const arma::ve
 
 Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,
                               random::Stream& rng, bool keep_hidden) const {
+  const arma::uword C = cfg_.classes, outs = C > 0 ? C : 1;
   Predictive pred;
-  pred.mean.set_size(X.n_rows, samples);
-  pred.var.set_size(X.n_rows, samples);
+  pred.classes = C;
+  pred.class_likelihood = likelihoods::ClassLikelihood::Softmax;
+  pred.mean.set_size(X.n_rows, samples * outs);
+  pred.var.set_size(X.n_rows, samples * outs);
   if (keep_hidden) {
     pred.hidden.assign(samples, {});
     pred.hidden_kind = HiddenKind::Gram;
   }
-  const double noise = std::exp(params.at("likelihood.log_noise_var")(0, 0));
+  const double noise = C > 0 ? 0.0 : std::exp(params.at("likelihood.log_noise_var")(0, 0));
   // The shared parts (as in elbo) on a tape of their own; each sample copies their values onto
   // its tape, which is cleared after the sample (constants only: no closures are recorded).
   ad::Tape shared_tape;
@@ -186,8 +214,15 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
       o = forward(p, tape.constant(X), local, rng, keep_hidden ? &layers : nullptr);
       if (keep_hidden) pred.hidden[s] = gram_rows(layers);
     }
-    pred.mean.col(s) = o.f_mean.val();
-    pred.var.col(s) = o.f_var.val() + noise;
+    if (C > 0) {  // sampled logits, one draw per sample (as in elbo)
+      arma::mat F = random::normal_matrix(rng, X.n_rows, C);
+      F.each_col() %= arma::sqrt(o.f_var.val());
+      pred.mean.cols(s * C, s * C + C - 1) = F + o.f_mean.val();
+      pred.var.cols(s * C, s * C + C - 1).zeros();
+    } else {
+      pred.mean.col(s) = o.f_mean.val();
+      pred.var.col(s) = o.f_var.val() + noise;
+    }
   }
   pred.chol.merge(shared_tape.chol_stats());
   pred.chol.merge(tape.chol_stats());

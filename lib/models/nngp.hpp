@@ -44,6 +44,13 @@ struct GramModelConfig {
   double jitter = 1e-6;  ///< on K's diagonal, relative to h for SE, absolute for ReLU (bayesfunc)
   double log_prec_init = -4.0;  ///< initial log pseudo-precision of the output layer (bayesfunc)
   double noise_var_init = 1.0;  ///< bayesfunc NormalLearnedScale: log sigma = 0
+  /// 0: regression (Gaussian likelihood with learned noise); C >= 2: classification with the
+  /// categorical softmax likelihood on C output columns (DKP paper eq. 7; likelihoods/softmax.hpp):
+  /// the output layer's v starts at one-hot(y) of the picked inducing points, no noise parameter.
+  size_t classes = 0;
+  /// The learned per-feature scale and bias of the inputs (DKP paper section 7, UCI); the paper
+  /// omits them for MNIST and CIFAR-10: without, the first layer sees the inputs as they are.
+  bool input_scale_bias = true;
 };
 
 /// The parts the NNGP and the DIWP share: parameters of the input, kernel and output layers,

@@ -84,6 +84,7 @@ models::Predictive predict(const models::Model& model, const models::ParamMap& p
   });
   models::Predictive out;
   out.classes = parts[0].classes;
+  out.class_likelihood = parts[0].class_likelihood;
   const size_t outs = std::max<size_t>(out.classes, 1);  // columns per sample
   out.mean.set_size(X.n_rows, samples * outs);
   out.var.set_size(X.n_rows, samples * outs);

@@ -10,6 +10,8 @@
 #include "autodiff/gradcheck.hpp"
 #include "eval/metrics.hpp"
 #include "likelihoods/robustmax.hpp"
+#include "likelihoods/softmax.hpp"
+#include "models/diwp.hpp"
 #include "models/dsvi_dgp.hpp"
 #include "models/factory.hpp"
 #include "models/sgp.hpp"
@@ -139,7 +141,7 @@ TEST_CASE("robust-max DSVI: predictions split over threads keep C columns per sa
   CHECK(std::isfinite(m2.test_ll));
 }
 
-TEST_CASE("robust-max: labels must be class indices; classification needs an SVGP model") {
+TEST_CASE("robust-max: labels must be class indices; the DWP does not classify") {
   Data d = blobs(3, 3, 2, 8);
   models::DsviConfig cfg;
   cfg.depth = 2;
@@ -154,7 +156,8 @@ TEST_CASE("robust-max: labels must be class indices; classification needs an SVG
   cfg.num_classes = 1;
   CHECK_THROWS_AS(models::DsviDgp(cfg, d.X, init), dkp::ConfigError);
   models::ModelSpec spec;
-  spec.model = "nngp";
+  spec.model = "dwp";
+  spec.posterior = "gw";
   spec.classes = 10;
   CHECK_THROWS_AS(models::make_model(spec, d.X, d.y, init), dkp::ConfigError);
 }
@@ -183,4 +186,90 @@ TEST_CASE("robust-max DSVI trains: a 3-class problem is learnt") {
                                                    dkp::likelihoods::class_labels(d.y, 3));
   CHECK(m.test_acc > 0.9);
   CHECK(m.test_ll > std::log(1.0 / 3.0));
+}
+
+namespace {
+
+// A Gram model (nngp | diwp | dgp-relu) classifying C classes, as the factory builds it.
+std::unique_ptr<models::Model> gram_classifier(const std::string& model, const Data& d, size_t C,
+                                               size_t inducing, size_t depth = 3) {
+  models::ModelSpec spec;
+  spec.model = model == "dgp-relu" ? "dgp" : model;
+  spec.inference = model == "dgp-relu" ? "global-inducing" : "";
+  spec.kernel = "relu";
+  spec.depth = depth;
+  spec.inducing = inducing;
+  spec.width = 2;
+  spec.classes = C;
+  rnd::Stream init(dkp::test::seed() + 21);
+  return models::make_model(spec, d.X, d.y, init);
+}
+
+}  // namespace
+
+TEST_CASE("softmax Gram models: ELBO gradient w.r.t. every parameter at a fixed noise draw") {
+  const Data d = blobs(2, 3, 2, 20);
+  for (const std::string model : {"nngp", "diwp", "dgp-relu"}) {
+    CAPTURE(model);
+    std::unique_ptr<models::Model> m = gram_classifier(model, d, 3, 3);
+    if (model == "diwp") {  // Gamma variates by inversion: smooth in delta and gamma at a seed
+      models::DiwpConfig cfg;
+      cfg.depth = 4;
+      cfg.inducing = 3;
+      cfg.classes = 3;
+      cfg.input_scale_bias = false;
+      cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
+      rnd::Stream init(dkp::test::seed() + 21);
+      m = std::make_unique<models::Diwp>(cfg, d.X, d.y, init);
+    }
+    CHECK(m->initial_parameters().count("likelihood.log_noise_var") == 0);
+    CHECK(m->initial_parameters().count("input.log_scale") == 0);  // omitted for images
+    std::vector<std::string> names;
+    std::vector<arma::mat> values;
+    rnd::Stream jiggle(dkp::test::seed() + 22);
+    for (const auto& [name, v] : m->initial_parameters()) {
+      names.push_back(name);
+      values.push_back(v + 0.1 * rnd::normal_matrix(jiggle, v.n_rows, v.n_cols));
+    }
+    const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& v) {
+      models::VarMap vars;
+      for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
+      rnd::Stream noise(777);
+      return m->elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
+    };
+    ad::Tolerances tol;
+    tol.rel = 1e-5;
+    tol.abs = 1e-7;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto r = ad::check_gradient(f, values, tol, {i});
+      INFO("parameter " << names[i] << ": " << r.detail);
+      CHECK(r.ok);
+    }
+  }
+}
+
+TEST_CASE("softmax NNGP: v starts one-hot, predictions are sampled logits, and it learns") {
+  const Data d = blobs(30, 3, 2, 23);
+  const auto m = gram_classifier("nngp", d, 3, 12);
+  const arma::mat& v = m->initial_parameters().at("layer4.v");  // --depth 3: 3 kernel layers
+  CHECK(v.n_cols == 3);
+  CHECK(arma::approx_equal(arma::sum(v, 1), arma::ones(v.n_rows), "absdiff", 0.0));
+  dkp::training::TrainOptions opt;
+  opt.steps = 300;
+  opt.samples = 2;
+  opt.lr = dkp::training::LrSchedule::constant(0.02);
+  opt.log_every = 0;
+  opt.checkpoint_every = 0;
+  const auto tr = dkp::training::train(*m, d.X, d.y, opt, rnd::Stream(24));
+  CHECK(elbo_value(*m, tr.params, d, 10) > elbo_value(*m, m->initial_parameters(), d, 10) + 0.3);
+  rnd::Stream pr(25);
+  const auto pred = dkp::training::predict(*m, tr.params, d.X, 20, pr, 2);
+  CHECK(pred.classes == 3);
+  CHECK(pred.class_likelihood == dkp::likelihoods::ClassLikelihood::Softmax);
+  REQUIRE(pred.mean.n_cols == 60);
+  CHECK(arma::abs(pred.var).max() == 0.0);
+  const auto met = dkp::eval::classification_metrics(
+      pred.mean, pred.var, 3, dkp::likelihoods::class_labels(d.y, 3), 1, pred.class_likelihood);
+  CHECK(met.test_acc > 0.9);
+  CHECK(met.test_ll > std::log(1.0 / 3.0));
 }

@@ -35,7 +35,8 @@ const std::vector<std::string>& known_models() {
 
 const std::vector<std::string>& known_families() {
   static const std::vector<std::string> families = {
-      "dkp-uci", "gw-uci", "agw-uci", "agw-runtime", "dsvi-uci", "dsvi-mnist", "generic"};
+      "dkp-uci",  "dkp-mnist", "gw-uci",  "agw-uci",
+      "agw-runtime", "dsvi-uci", "dsvi-mnist", "generic"};
   return families;
 }
 

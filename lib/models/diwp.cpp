@@ -125,10 +125,10 @@ Diwp::Diwp(const DiwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_t
 
 std::string Diwp::describe() const {
   return fmt::format(
-      "DIWP: {} kernel applications (N0 x N0 Omega input layer with per-feature scale and "
-      "bias, {} inverse Wishart hidden layer{}, global-inducing output), {} kernel, {} inducing "
-      "points",
-      cfg_.depth - 1, cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", cfg_.kernel, cfg_.inducing);
+      "DIWP: {} kernel applications (N0 x N0 Omega input layer {}, {} inverse Wishart hidden "
+      "layer{}, global-inducing output), {} kernel, {} inducing points, {}",
+      cfg_.depth - 1, input_words(), cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", cfg_.kernel,
+      cfg_.inducing, likelihood_words());
 }
 
 GramModel::HiddenShared Diwp::hidden_shared(const VarMap& p, const Var&) const {

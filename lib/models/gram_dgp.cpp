@@ -50,11 +50,10 @@ GramDgp::GramDgp(const GramDgpConfig& cfg, const arma::mat& X_train, const arma:
 
 std::string GramDgp::describe() const {
   return fmt::format(
-      "global-inducing DGP on Gram kernels: {} kernel applications (input Gram with per-feature "
-      "scale and bias, {} GP hidden layer{} of width {}, global-inducing output), {} kernel, {} "
-      "inducing points",
-      cfg_.depth - 1, cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", width_, cfg_.kernel,
-      cfg_.inducing);
+      "global-inducing DGP on Gram kernels: {} kernel applications (input Gram {}, {} GP hidden "
+      "layer{} of width {}, global-inducing output), {} kernel, {} inducing points, {}",
+      cfg_.depth - 1, input_words(), cfg_.depth - 2, cfg_.depth == 3 ? "" : "s", width_,
+      cfg_.kernel, cfg_.inducing, likelihood_words());
 }
 
 GramModel::HiddenShared GramDgp::hidden_shared(const VarMap& p, const Var& X) const {

@@ -61,6 +61,15 @@ GramModel::GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const
   }
 }
 
+std::string GramModel::input_words() const {
+  return cfg_.input_scale_bias ? "with per-feature scale and bias" : "on the raw inputs";
+}
+
+std::string GramModel::likelihood_words() const {
+  return cfg_.classes > 0 ? fmt::format("softmax likelihood over {} classes", cfg_.classes)
+                          : std::string("Gaussian likelihood");
+}
+
 std::pair<Var, Var> GramModel::input_features(const VarMap& p, const Var& X) const {
   if (!cfg_.input_scale_bias) return {get(p, "inducing_inputs"), X};
   const Var& s = get(p, "input.log_scale");
@@ -235,9 +244,10 @@ Nngp::Nngp(const GramModelConfig& cfg, const arma::mat& X_train, const arma::vec
 
 std::string Nngp::describe() const {
   return fmt::format(
-      "NNGP: {} {} kernel application{} (input Gram with per-feature scale and bias, "
-      "deterministic hidden layers, global-inducing output), {} inducing points",
-      cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", cfg_.inducing);
+      "NNGP: {} {} kernel application{} (input Gram {}, deterministic hidden layers, "
+      "global-inducing output), {} inducing points, {}",
+      cfg_.depth - 1, cfg_.kernel, cfg_.depth > 2 ? "s" : "", input_words(), cfg_.inducing,
+      likelihood_words());
 }
 
 GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, const HiddenShared&,

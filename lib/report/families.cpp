@@ -79,6 +79,15 @@ std::vector<TableSpec> family_tables(const std::string& family,
              {column("DGP", sel("dgp", "global-inducing"), "dgp", ""),
               column("NNGP", sel("nngp"), "nngp", ""), column("DIWP", sel("diwp"), "diwp", "")},
              Convention::paired2se, BoldRule::best, 2));
+  } else if (family == "dkp-mnist") {
+    out.push_back(
+        make("dkp-table2", "dkp", "2",
+             "Deep kernel processes (Aitchison, Yang and Ober 2021), Table 2: MNIST ELBO, test "
+             "log-likelihood and accuracy (%) of three-layer DGP, NNGP and DIWP (softmax)",
+             {"elbo", "test_ll", "test_acc_pct"}, {"dataset"},
+             {column("DGP", sel("dgp", "global-inducing"), "dgp", ""),
+              column("NNGP", sel("nngp"), "nngp", ""), column("DIWP", sel("diwp"), "diwp", "")},
+             Convention::se, BoldRule::best, 3));
   } else if (family == "gw-uci") {
     const std::string who =
         "A variational approximate posterior for the deep Wishart process "

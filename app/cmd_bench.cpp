@@ -12,12 +12,13 @@
 
 #include "autodiff/bench.hpp"
 #include "cli.hpp"
+#include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "data/standardise.hpp"
-#include "data/uci.hpp"
 #include "distributions/bench.hpp"
 #include "linalg/bench.hpp"
 #include "models/factory.hpp"
+#include "run_setup.hpp"
 #include "training/mc.hpp"
 #include "util/blas_threads.hpp"
 #include "util/error.hpp"
@@ -35,8 +36,8 @@ double median(std::vector<double> v) {
 
 int bench_model(const po::variables_map& vm) {
   const auto root = data::resolve_data_root(vm["data"].as<std::string>());
-  const auto ds = data::load_uci(root, vm["dataset"].as<std::string>());
-  const auto split = data::make_regression_split(ds, 0);
+  const std::string dataset = vm["dataset"].as<std::string>();
+  const auto split = load_run_data(root, dataset, 0).split;
   const int reps = vm["reps"].as<int>();
   const size_t S = size_t(vm["samples"].as<long>());
   if (vm["threads"].as<int>() < 1) throw UsageError("--threads must be at least 1");
@@ -54,6 +55,7 @@ int bench_model(const po::variables_map& vm) {
                            vm["kernel"].as<std::string>(),    0,
                            size_t(vm["inducing"].as<long>())};
     spec.hidden_ard = vm["hidden-ard"].as<bool>();
+    spec.classes = data::dataset_classes(dataset);
     spec.per_output_precision = models::parse_gi_precision(vm["gi-precision"].as<std::string>());
     const std::string stl = vm["stl"].as<std::string>();
     models::set_stl(spec, stl);
@@ -104,7 +106,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   // clang-format off
   desc.add_options()
     ("what", po::value<std::string>(), "model | ad | dist | blas")
-    ("dataset", po::value<std::string>()->default_value("boston"), "UCI dataset (split 0)")
+    ("dataset", po::value<std::string>()->default_value("boston"), "UCI dataset (split 0), or mnist")
     ("model", po::value<std::string>()->default_value("dgp"), "model name as in dkp run")
     ("inference", po::value<std::string>()->default_value("global-inducing"), "dgp inference")
     ("posterior", po::value<std::string>()->default_value(""), "dwp posterior")

@@ -48,6 +48,51 @@ Data blobs(arma::uword n, arma::uword C, arma::uword D, uint64_t salt) {
   return d;
 }
 
+// A DSVI DGP of the given depth classifying C classes with M inducing points.
+models::DsviDgp dsvi_classifier(const Data& d, size_t depth, size_t C, size_t M, uint64_t salt) {
+  models::DsviConfig cfg;
+  cfg.depth = depth;
+  cfg.num_inducing = M;
+  cfg.num_classes = C;
+  rnd::Stream init(dkp::test::seed() + salt);
+  return models::DsviDgp(cfg, d.X, init);
+}
+
+// Adam at a constant 0.02 with 2 samples, no logging or checkpoints.
+dkp::training::TrainOptions short_training(size_t steps) {
+  dkp::training::TrainOptions opt;
+  opt.steps = steps;
+  opt.samples = 2;
+  opt.lr = dkp::training::LrSchedule::constant(0.02);
+  opt.log_every = 0;
+  opt.checkpoint_every = 0;
+  return opt;
+}
+
+// Reverse-mode against finite-difference gradients of the ELBO (2 samples, a fixed noise draw)
+// w.r.t. every parameter, at the initial values jiggled by `jiggle` standard deviations.
+void check_every_parameter(const models::Model& m, const Data& d, double jiggle,
+                           const ad::Tolerances& tol) {
+  std::vector<std::string> names;
+  std::vector<arma::mat> values;
+  rnd::Stream noise_init(dkp::test::seed() + 3);
+  for (const auto& [name, v] : m.initial_parameters()) {
+    names.push_back(name);
+    values.push_back(v + jiggle * rnd::normal_matrix(noise_init, v.n_rows, v.n_cols));
+  }
+  const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& v) {
+    models::VarMap vars;
+    for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
+    rnd::Stream noise(777);
+    return m.elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
+  };
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto r = ad::check_gradient(f, values, tol, {i});
+    INFO("parameter " << names[i] << ": " << r.detail);
+    CHECK(r.ok);
+  }
+}
+
 double elbo_value(const models::Model& m, const models::ParamMap& p, const Data& d, size_t S) {
   ad::Tape tape;
   const auto vars = models::to_vars(tape, p, false);
@@ -61,31 +106,9 @@ TEST_CASE("robust-max DSVI and SGP: ELBO gradient w.r.t. every parameter at a fi
   const Data d = blobs(2, 3, 2, 1);
   for (size_t depth : {1, 2}) {
     CAPTURE(depth);
-    models::DsviConfig cfg;
-    cfg.depth = depth;
-    cfg.num_inducing = 3;
-    cfg.num_classes = 3;
-    rnd::Stream init(dkp::test::seed() + 2);
-    const models::DsviDgp model(cfg, d.X, init);
+    const models::DsviDgp model = dsvi_classifier(d, depth, 3, 3, 2);
     CHECK(model.initial_parameters().count("likelihood.variance") == 0);
-    std::vector<std::string> names;
-    std::vector<arma::mat> values;
-    rnd::Stream jiggle(dkp::test::seed() + 3);
-    for (const auto& [name, v] : model.initial_parameters()) {
-      names.push_back(name);
-      values.push_back(v + 0.3 * rnd::normal_matrix(jiggle, v.n_rows, v.n_cols));
-    }
-    const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& v) {
-      models::VarMap vars;
-      for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
-      rnd::Stream noise(777);
-      return model.elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
-    };
-    for (size_t i = 0; i < names.size(); ++i) {
-      const auto r = ad::check_gradient(f, values, {}, {i});
-      INFO("parameter " << names[i] << ": " << r.detail);
-      CHECK(r.ok);
-    }
+    check_every_parameter(model, d, 0.3, {});
   }
 }
 
@@ -119,12 +142,7 @@ TEST_CASE("robust-max: DSVI with depth 1 is the SGP; C latent columns per sample
 
 TEST_CASE("robust-max DSVI: predictions split over threads keep C columns per sample") {
   const Data d = blobs(5, 4, 3, 6);
-  models::DsviConfig cfg;
-  cfg.depth = 2;
-  cfg.num_inducing = 5;
-  cfg.num_classes = 4;
-  rnd::Stream init(dkp::test::seed() + 7);
-  const models::DsviDgp model(cfg, d.X, init);
+  const models::DsviDgp model = dsvi_classifier(d, 2, 4, 5, 7);
   rnd::Stream r1(9), r2(9);
   const auto one = dkp::training::predict(model, model.initial_parameters(), d.X, 5, r1, 1);
   const auto two = dkp::training::predict(model, model.initial_parameters(), d.X, 5, r2, 2);
@@ -143,40 +161,22 @@ TEST_CASE("robust-max DSVI: predictions split over threads keep C columns per sa
 
 TEST_CASE("robust-max: labels must be class indices; the DWP does not classify") {
   Data d = blobs(3, 3, 2, 8);
-  models::DsviConfig cfg;
-  cfg.depth = 2;
-  cfg.num_inducing = 3;
-  cfg.num_classes = 3;
-  rnd::Stream init(dkp::test::seed() + 9);
-  const models::DsviDgp model(cfg, d.X, init);
+  const models::DsviDgp model = dsvi_classifier(d, 2, 3, 3, 9);
   d.y[4] = 3.0;
   CHECK_THROWS_AS(elbo_value(model, model.initial_parameters(), d, 1), dkp::Error);
   d.y[4] = 0.5;
   CHECK_THROWS_AS(elbo_value(model, model.initial_parameters(), d, 1), dkp::Error);
-  cfg.num_classes = 1;
-  CHECK_THROWS_AS(models::DsviDgp(cfg, d.X, init), dkp::ConfigError);
-  models::ModelSpec spec;
-  spec.model = "dwp";
-  spec.posterior = "gw";
+  CHECK_THROWS_AS(dsvi_classifier(d, 2, 1, 3, 9), dkp::ConfigError);
+  rnd::Stream init(dkp::test::seed() + 9);
+  models::ModelSpec spec{"dwp", "", "gw"};
   spec.classes = 10;
   CHECK_THROWS_AS(models::make_model(spec, d.X, d.y, init), dkp::ConfigError);
 }
 
 TEST_CASE("robust-max DSVI trains: a 3-class problem is learnt") {
   const Data d = blobs(30, 3, 2, 10);
-  models::DsviConfig cfg;
-  cfg.depth = 2;
-  cfg.num_inducing = 10;
-  cfg.num_classes = 3;
-  rnd::Stream init(dkp::test::seed() + 11);
-  const models::DsviDgp model(cfg, d.X, init);
-  dkp::training::TrainOptions opt;
-  opt.steps = 500;
-  opt.samples = 2;
-  opt.lr = dkp::training::LrSchedule::constant(0.02);
-  opt.log_every = 0;
-  opt.checkpoint_every = 0;
-  const auto tr = dkp::training::train(model, d.X, d.y, opt, rnd::Stream(12));
+  const models::DsviDgp model = dsvi_classifier(d, 2, 3, 10, 11);
+  const auto tr = dkp::training::train(model, d.X, d.y, short_training(500), rnd::Stream(12));
   const double before = elbo_value(model, model.initial_parameters(), d, 10);
   const double after = elbo_value(model, tr.params, d, 10);
   CHECK(after > before + 1.0);
@@ -224,27 +224,10 @@ TEST_CASE("softmax Gram models: ELBO gradient w.r.t. every parameter at a fixed 
     }
     CHECK(m->initial_parameters().count("likelihood.log_noise_var") == 0);
     CHECK(m->initial_parameters().count("input.log_scale") == 0);  // omitted for images
-    std::vector<std::string> names;
-    std::vector<arma::mat> values;
-    rnd::Stream jiggle(dkp::test::seed() + 22);
-    for (const auto& [name, v] : m->initial_parameters()) {
-      names.push_back(name);
-      values.push_back(v + 0.1 * rnd::normal_matrix(jiggle, v.n_rows, v.n_cols));
-    }
-    const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& v) {
-      models::VarMap vars;
-      for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
-      rnd::Stream noise(777);
-      return m->elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
-    };
     ad::Tolerances tol;
     tol.rel = 1e-5;
     tol.abs = 1e-7;
-    for (size_t i = 0; i < names.size(); ++i) {
-      const auto r = ad::check_gradient(f, values, tol, {i});
-      INFO("parameter " << names[i] << ": " << r.detail);
-      CHECK(r.ok);
-    }
+    check_every_parameter(*m, d, 0.1, tol);
   }
 }
 
@@ -254,13 +237,7 @@ TEST_CASE("softmax NNGP: v starts one-hot, predictions are sampled logits, and i
   const arma::mat& v = m->initial_parameters().at("layer4.v");  // --depth 3: 3 kernel layers
   CHECK(v.n_cols == 3);
   CHECK(arma::approx_equal(arma::sum(v, 1), arma::ones(v.n_rows), "absdiff", 0.0));
-  dkp::training::TrainOptions opt;
-  opt.steps = 300;
-  opt.samples = 2;
-  opt.lr = dkp::training::LrSchedule::constant(0.02);
-  opt.log_every = 0;
-  opt.checkpoint_every = 0;
-  const auto tr = dkp::training::train(*m, d.X, d.y, opt, rnd::Stream(24));
+  const auto tr = dkp::training::train(*m, d.X, d.y, short_training(300), rnd::Stream(24));
   CHECK(elbo_value(*m, tr.params, d, 10) > elbo_value(*m, m->initial_parameters(), d, 10) + 0.3);
   rnd::Stream pr(25);
   const auto pred = dkp::training::predict(*m, tr.params, d.X, 20, pr, 2);

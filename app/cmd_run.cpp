@@ -70,6 +70,10 @@ po::options_description run_options() {
     ("mu-param", po::value<std::string>()->default_value("direct"),
      "dwp: the Bartlett means' parameter: direct (mu itself) | bayesfunc (mu = mu_raw / sqrt(m), "
      "m = min(P, nu), as bayesfunc's WishartLayer, so Adam's steps on mu are lr / sqrt(m))")
+    ("pixels", po::value<std::string>()->default_value("unit"),
+     "mnist: unit (pixels in [0, 1], as the DSVI reference code) | standard (minus the training "
+     "images' mean pixel, over their standard deviation, as PyTorch's usual normalisation and "
+     "the DKP paper's reference code)")
     ("hidden-ard", po::bool_switch(),
      "dgp global-inducing: ARD lengthscales in every layer, not only the first (changes the "
      "prior; the DWP papers' DGP has one lengthscale per hidden layer)")
@@ -227,6 +231,7 @@ int cmd_run(const std::vector<std::string>& args) {
   p.inducing = positive("inducing");
   p.batch = positive("batch");
   p.width = vm["width"].as<std::string>();
+  p.pixels = vm["pixels"].as<std::string>();
   p.seed = vm["seed"].as<uint64_t>();
   if (spec.split < 0) throw UsageError("--split must be >= 0");
   const int threads = vm["threads"].as<int>();
@@ -269,7 +274,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   // Data.
   const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
-  const RunData run_data = load_run_data(root, spec.dataset, spec.split);
+  const RunData run_data = load_run_data(root, spec.dataset, spec.split, p.pixels);
   const data::RegressionSplit& split = run_data.split;
   const size_t classes = data::dataset_classes(spec.dataset);
   const size_t width = resolve_width(p.width, split.X_train.n_cols);

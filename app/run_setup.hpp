@@ -32,7 +32,8 @@ struct RunData {
   data::RegressionSplit split;
   std::string sha256;
 };
-RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split);
+RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
+                      const std::string& pixels = "unit");
 
 /// The model a run describes, initialised from the run's "init" stream as `dkp run` does.
 std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, size_t width,

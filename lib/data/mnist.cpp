@@ -101,7 +101,7 @@ std::string mnist_sha256(const fs::path& root) {
   return h.hex_digest();
 }
 
-RegressionSplit mnist_split(const Mnist& m) {
+RegressionSplit mnist_split(const Mnist& m, bool standard) {
   RegressionSplit s;
   s.dataset = "mnist";
   s.split = 0;
@@ -111,6 +111,13 @@ RegressionSplit mnist_split(const Mnist& m) {
   s.y_test = arma::conv_to<arma::vec>::from(m.test.labels);
   s.x_stats.mean = arma::zeros<arma::rowvec>(m.train.X.n_cols);
   s.x_stats.std = arma::ones<arma::rowvec>(m.train.X.n_cols);
+  if (standard) {
+    const arma::vec all = arma::vectorise(m.train.X);
+    s.x_stats.mean.fill(arma::mean(all));
+    s.x_stats.std.fill(arma::stddev(all));
+    s.X_train = s.x_stats.transform(s.X_train);
+    s.X_test = s.x_stats.transform(s.X_test);
+  }
   return s;
 }
 

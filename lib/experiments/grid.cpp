@@ -34,9 +34,9 @@ const std::vector<std::string>& known_models() {
 }
 
 const std::vector<std::string>& known_families() {
-  static const std::vector<std::string> families = {
-      "dkp-uci",  "dkp-mnist", "gw-uci",  "agw-uci",
-      "agw-runtime", "dsvi-uci", "dsvi-mnist", "generic"};
+  static const std::vector<std::string> families = {"dkp-uci",    "dkp-mnist",   "gw-uci",
+                                                    "agw-uci",    "agw-runtime", "dsvi-uci",
+                                                    "dsvi-mnist", "generic"};
   return families;
 }
 
@@ -65,6 +65,8 @@ std::string join(const std::vector<std::string>& v, const std::string& sep = ", 
   }
   return out;
 }
+
+const std::vector<std::string> kPixelRules = {"unit", "standard"};
 
 bool is_width_integer(const std::string& w) {
   if (w.empty() || w.size() > 9) return false;
@@ -211,6 +213,7 @@ std::string RunSpec::canonical() const {
   if (mu_param != "direct") c += "mu_param=" + mu_param + "\n";
   if (hidden_ard) c += "hidden_ard=on\n";
   if (gi_precision != "shared") c += "gi_precision=" + gi_precision + "\n";
+  if (p.pixels != "unit") c += "pixels=" + p.pixels + "\n";
   return c;
 }
 
@@ -288,6 +291,10 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     r.delta_init = 1.0;
   }
   if (const auto d = take("diwp_dof", false)) r.diwp_dof = *d;
+  if (const auto px = take("pixels", false)) {
+    if (*px != "standard") throw DataError(fmt::format("run configuration: pixels='{}'", *px));
+    p.pixels = *px;
+  }
   if (const auto st = take("stl", false)) {
     if (*st != "off" && *st != "mixing") {
       throw DataError(fmt::format("run configuration: stl='{}'", *st));
@@ -346,6 +353,7 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
             std::to_string(p.train_samples), "--test-samples", std::to_string(p.test_samples),
             "--inducing", std::to_string(p.inducing), "--batch", std::to_string(p.batch)});
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
+  if (p.pixels != "unit") a.insert(a.end(), {"--pixels", p.pixels});
   if (delta_init_is_set(*this)) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
   if (stl != "on") a.insert(a.end(), {"--stl", stl});
@@ -374,6 +382,12 @@ std::string RunSpec::command_line(const std::string& dkp_path, const fs::path& r
 void validate_run_spec(const RunSpec& s) {
   const bool classification = data::dataset_classes(s.dataset) > 0;
   if (!classification) data::uci_info(s.dataset);  // throws ConfigError listing the known names
+  if (!classification && s.protocol.pixels != "unit") {
+    throw ConfigError(
+        fmt::format("pixels '{}' is for images; {}'s inputs are standardised per "
+                    "feature",
+                    s.protocol.pixels, s.dataset));
+  }
   const int n = uci_split_count(s.dataset);
   if (s.split < 0 || s.split >= n) {
     throw ConfigError(
@@ -469,6 +483,9 @@ void validate_run_spec(const RunSpec& s) {
         fmt::format("width rule '{}' is not input, min(input,30) or a positive "
                     "integer",
                     p.width));
+  }
+  if (!contains(kPixelRules, p.pixels)) {
+    throw ConfigError(fmt::format("pixels '{}' is not unit or standard", p.pixels));
   }
 }
 
@@ -628,9 +645,10 @@ struct ProtocolPatch {
   Field<long> steps, kl_anneal, train_samples, test_samples, inducing, batch;
   Field<uint64_t> seed;
   Field<std::vector<LrPoint>> lr_schedule;
-  Field<std::string> kernel, width;
+  Field<std::string> kernel, width, pixels;
 
   void overlay(const ProtocolPatch& o) {
+    pixels.overlay(o.pixels);
     steps.overlay(o.steps);
     kl_anneal.overlay(o.kl_anneal);
     train_samples.overlay(o.train_samples);
@@ -645,8 +663,8 @@ struct ProtocolPatch {
 };
 
 const std::vector<std::string> kProtocolKeys = {
-    "steps",    "lr_schedule", "kl_anneal", "train_samples", "test_samples",
-    "inducing", "batch",       "kernel",    "width",         "seed"};
+    "steps", "lr_schedule", "kl_anneal", "train_samples", "test_samples", "inducing",
+    "batch", "kernel",      "width",     "seed",          "pixels"};
 
 // Parses the protocol keys present in `map` (other keys are the caller's business).
 ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const std::string& path,
@@ -674,6 +692,8 @@ ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const 
       p.seed.set(static_cast<uint64_t>(P.get_int(v, key, 0, kMax)), w);
     } else if (k == "kernel" && allow_kernel) {
       p.kernel.set(P.get_choice(v, key, kKernels), w);
+    } else if (k == "pixels") {
+      p.pixels.set(P.get_choice(v, key, kPixelRules), w);
     } else if (k == "width") {
       const std::string s = P.get_string(v, key);
       if (!contains(kWidthRules, s) && !is_width_integer(s)) {
@@ -983,6 +1003,7 @@ void apply_patch(Protocol& p, const ProtocolPatch& patch) {
   if (patch.seed.value) p.seed = *patch.seed.value;
   if (patch.lr_schedule.value) p.lr_schedule = *patch.lr_schedule.value;
   if (patch.width.value) p.width = *patch.width.value;
+  if (patch.pixels.value) p.pixels = *patch.pixels.value;
 }
 
 // The location that last set each cross-checked protocol value, for error messages.

@@ -78,6 +78,10 @@ struct Protocol {
   long batch = 0;
   std::string width = "input";
   uint64_t seed = 0;
+  /// MNIST's pixels: "unit" (in [0, 1], as the DSVI reference code) or "standard" (minus the
+  /// training images' mean pixel value, over their standard deviation: PyTorch's usual MNIST
+  /// normalisation, as the DKP paper's reference code); UCI inputs are always standardised.
+  std::string pixels = "unit";
   bool operator==(const Protocol&) const = default;
 };
 

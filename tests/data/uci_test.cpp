@@ -121,6 +121,15 @@ TEST_CASE("MNIST as a run's split: pixels as they are, labels as y, 10 classes")
   CHECK(s.y_test[0] == 0.0);
   CHECK(s.y_std == 1.0);
   CHECK(arma::approx_equal(s.x_stats.transform(m.test.X), m.test.X, "absdiff", 0.0));
+  // Standardised: every pixel minus the mean of all training pixels, over their sd (N - 1).
+  const arma::vec all = arma::vectorise(m.train.X);
+  const double mu = arma::mean(all), sd = arma::stddev(all);
+  const auto z = dkp::data::mnist_split(m, true);
+  CHECK(arma::approx_equal(z.X_train, (m.train.X - mu) / sd, "absdiff", 1e-15));
+  CHECK(arma::approx_equal(z.X_test, (m.test.X - mu) / sd, "absdiff", 1e-15));
+  CHECK(std::abs(arma::mean(arma::vectorise(z.X_train))) < 1e-15);
+  CHECK(arma::approx_equal(z.x_stats.transform(m.test.X), z.X_test, "absdiff", 0.0));
+  CHECK(arma::approx_equal(z.y_train, s.y_train, "absdiff", 0.0));
   CHECK(dkp::data::dataset_classes("mnist") == 10);
   CHECK(dkp::data::dataset_classes("boston") == 0);
 }

@@ -362,9 +362,21 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("split 1 does not exist"),
                        dkp::ConfigError);
   bad.split = 0;
+  bad.protocol.pixels = "standard";  // MNIST's pixel scaling: in the hash and the arguments
+  CHECK_NOTHROW(validate_run_spec(bad));
+  CHECK(bad.canonical().find("pixels=standard\n") != std::string::npos);
+  CHECK(RunSpec::parse_canonical(bad.canonical()).hash() == bad.hash());
+  CHECK(bad.hash() != s.hash());
+  bad.protocol.pixels = "raw";
+  CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
+  bad.protocol.pixels = "unit";
+  CHECK(bad.canonical().find("pixels") == std::string::npos);  // old hashes stay
   bad.inference = "global-inducing";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("classification dataset"),
                        dkp::ConfigError);
+  bad = s;
+  bad.protocol.pixels = "standard";  // a UCI dataset: inputs standardised per feature
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("for images"), dkp::ConfigError);
   bad = s;
   bad.protocol.kl_anneal = 1000000;
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);

@@ -62,7 +62,8 @@ GramModel::GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const
 }
 
 std::string GramModel::input_words() const {
-  return cfg_.input_scale_bias ? "with per-feature scale and bias" : "on the raw inputs";
+  return cfg_.input_scale_bias ? "with per-feature scale and bias"
+                               : "without learned scale and bias";
 }
 
 std::string GramModel::likelihood_words() const {

@@ -107,8 +107,9 @@ class GramModel : public Model {
             random::Stream& init, const char* name);
 
   /// Scaled and shifted inducing inputs (P x N0) and inputs X (B x N0).
-  /// describe()'s words for the input layer ("with per-feature scale and bias" or "on the raw
-  /// inputs") and the likelihood ("Gaussian likelihood" or "softmax likelihood over C classes").
+  /// describe()'s words for the input layer ("with per-feature scale and bias" or "without
+  /// learned scale and bias") and the likelihood ("Gaussian likelihood" or "softmax likelihood over
+  /// C classes").
   std::string input_words() const;
   std::string likelihood_words() const;
   std::pair<autodiff::Var, autodiff::Var> input_features(const VarMap& p,

@@ -159,33 +159,37 @@ std::string predictions_csv(const data::RegressionSplit& split, const eval::Regr
   return write_predictions(split, {m.pred_mean, m.pred_var}, &m, &y_original);
 }
 
-std::string class_predictions_csv(const eval::ClassificationMetrics& m, const arma::vec& labels) {
-  const arma::mat& p = m.class_prob;
-  if (labels.n_elem != p.n_rows || m.predicted.n_elem != p.n_rows) {
-    throw Error(
-        fmt::format("class_predictions_csv: {} labels for {} points", labels.n_elem, p.n_rows));
-  }
-  std::string csv = "index,y,predicted,log_density";
+namespace {
+
+// Rows `index,<lead(i)>,p_0..p_{C-1}` under the header `index,<lead_header>,p_0..`.
+template <class Lead>
+std::string class_rows(const arma::mat& p, const char* lead_header, Lead lead) {
+  std::string csv = fmt::format("index,{}", lead_header);
   for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",p_{}", c);
   csv += '\n';
   for (arma::uword i = 0; i < p.n_rows; ++i) {
-    csv += fmt::format("{},{:g},{},{:.17g}", i, labels[i], m.predicted[i], m.point_ll[i]);
+    csv += fmt::format("{},{}", i, lead(i));
     for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",{:.17g}", p(i, c));
     csv += '\n';
   }
   return csv;
 }
 
-std::string class_predictions_csv(const arma::mat& p) {
-  std::string csv = "index,predicted";
-  for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",p_{}", c);
-  csv += '\n';
-  for (arma::uword i = 0; i < p.n_rows; ++i) {
-    csv += fmt::format("{},{}", i, p.row(i).index_max());
-    for (arma::uword c = 0; c < p.n_cols; ++c) csv += fmt::format(",{:.17g}", p(i, c));
-    csv += '\n';
+}  // namespace
+
+std::string class_predictions_csv(const eval::ClassificationMetrics& m, const arma::vec& labels) {
+  const arma::mat& p = m.class_prob;
+  if (labels.n_elem != p.n_rows || m.predicted.n_elem != p.n_rows) {
+    throw Error(
+        fmt::format("class_predictions_csv: {} labels for {} points", labels.n_elem, p.n_rows));
   }
-  return csv;
+  return class_rows(p, "y,predicted,log_density", [&](arma::uword i) {
+    return fmt::format("{:g},{},{:.17g}", labels[i], m.predicted[i], m.point_ll[i]);
+  });
+}
+
+std::string class_predictions_csv(const arma::mat& p) {
+  return class_rows(p, "predicted", [&](arma::uword i) { return p.row(i).index_max(); });
 }
 
 void add_calibration(util::Json& result, const eval::RegressionMetrics& m) {

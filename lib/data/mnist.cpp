@@ -83,21 +83,22 @@ ImageSet read_idx_pair(const fs::path& images, const fs::path& labels) {
   return set;
 }
 
+// The four files under <root>/mnist: training images and labels, then test images and labels.
+constexpr std::array<const char*, 4> kMnistFiles = {
+    "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz"};
+
 Mnist load_mnist(const fs::path& root) {
   const fs::path dir = root / "mnist";
   Mnist m;
-  m.train = read_idx_pair(dir / "train-images-idx3-ubyte.gz", dir / "train-labels-idx1-ubyte.gz");
-  m.test = read_idx_pair(dir / "t10k-images-idx3-ubyte.gz", dir / "t10k-labels-idx1-ubyte.gz");
+  m.train = read_idx_pair(dir / kMnistFiles[0], dir / kMnistFiles[1]);
+  m.test = read_idx_pair(dir / kMnistFiles[2], dir / kMnistFiles[3]);
   return m;
 }
 
 std::string mnist_sha256(const fs::path& root) {
-  const fs::path dir = root / "mnist";
   util::Sha256 h;
-  for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-                        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
-    h.update(util::sha256_file(dir / f));
-  }
+  for (const char* f : kMnistFiles) h.update(util::sha256_file(root / "mnist" / f));
   return h.hex_digest();
 }
 

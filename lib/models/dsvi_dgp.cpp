@@ -7,6 +7,7 @@
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "models/kmeans.hpp"
+#include "models/svgp_output.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -22,7 +23,7 @@ std::vector<arma::uword> dsvi_widths(arma::uword input_dim, const DsviConfig& c)
       c.hidden_width > 0 ? arma::uword(c.hidden_width) : std::min<arma::uword>(30, input_dim);
   std::vector<arma::uword> w{input_dim};
   for (size_t l = 0; l + 1 < c.depth; ++l) w.push_back(hidden);
-  w.push_back(c.num_classes > 0 ? c.num_classes : 1);
+  w.push_back(SvgpOutput(c.num_classes).width());
   return w;
 }
 
@@ -88,10 +89,7 @@ DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, const arma:
   layers_.emplace_back(fmt::format("layer{}", L - 1), Z_running, out, layers::MeanFunction::kZero);
 
   for (const auto& layer : layers_) layer.add_initial_parameters(initial_);
-  if (cfg_.num_classes == 0) {
-    initial_["likelihood.variance"] =
-        arma::mat(1, 1, arma::fill::value(layers::positive_inverse(cfg_.noise_variance)));
-  }
+  SvgpOutput(cfg_.num_classes).add_parameters(initial_, cfg_.noise_variance);
 }
 
 std::string DsviDgp::describe() const {
@@ -105,8 +103,7 @@ std::string DsviDgp::describe() const {
       "inner layers, {}",
       cfg_.depth, w, layers_.front().num_inducing(), cfg_.ard ? "ARD" : "one lengthscale",
       cfg_.whiten ? "whitened" : "not whitened", cfg_.depth > 1 ? cfg_.white_variance : 0.0,
-      cfg_.num_classes > 0 ? fmt::format("robust-max likelihood over {} classes", cfg_.num_classes)
-                           : std::string("Gaussian likelihood"));
+      SvgpOutput(cfg_.num_classes).words());
 }
 
 layers::Marginals DsviDgp::propagate(const std::vector<layers::SvgpLayer::State>& states,
@@ -155,12 +152,7 @@ ElboEstimate DsviDgp::elbo(const VarMap& params, const arma::mat& X, const arma:
   for (const auto& layer : layers_) states.push_back(layer.prepare(params));
   const layers::Marginals f = propagate(states, X, 0, S, rng);
   const arma::vec yS = arma::repmat(y, S, 1);
-  const Var ell =
-      cfg_.num_classes > 0
-          ? ad::scale(robustmax_ell_sum(f.mean, f.var, yS, cfg_.num_classes),
-                      1.0 / double(yS.n_elem))
-          : layers::gaussian_expected_loglik(f.mean, f.var, yS,
-                                             layers::positive(get(params, "likelihood.variance")));
+  const Var ell = SvgpOutput(cfg_.num_classes).expected_loglik(params, f.mean, f.var, yS);
   Var kl = layers_[0].kl(states[0]);
   for (size_t l = 1; l < layers_.size(); ++l) kl = ad::add(kl, layers_[l].kl(states[l]));
   kl = ad::scale(kl, 1.0 / n_train);
@@ -191,8 +183,7 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
     const VarMap vars = to_vars(tape, params, false);
     std::vector<layers::SvgpLayer::State> states;
     for (const auto& layer : layers_) states.push_back(layer.prepare(vars));
-    const double noise =
-        cfg_.num_classes > 0 ? 0.0 : layers::positive(get(vars, "likelihood.variance")).scalar();
+    const double noise = SvgpOutput(cfg_.num_classes).predictive_noise(vars);
     std::vector<arma::mat> hidden;
     const layers::Marginals f = propagate(states, X, s0, sb, rng, keep_hidden ? &hidden : nullptr);
     for (const arma::mat& F : hidden) {  // S n x D_l, sample-major rows

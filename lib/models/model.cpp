@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
-#include "likelihoods/robustmax.hpp"
 
 #include "util/error.hpp"
 
@@ -29,13 +28,6 @@ autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_me
   const autodiff::Var sq = ad::sum(ad::square(y - f_mean) + f_var);
   return ad::scale(log_s2, -0.5 * B) - ad::scale(ad::mul(inv_s2, sq), 0.5) -
          y.tape().constant(0.5 * B * std::log(2.0 * M_PI));
-}
-
-autodiff::Var robustmax_ell_sum(const autodiff::Var& mean, const autodiff::Var& var,
-                                const arma::vec& y, size_t classes) {
-  likelihoods::RobustMax rm;
-  rm.classes = classes;
-  return likelihoods::robustmax_ell_sum(mean, var, likelihoods::class_labels(y, classes), rm);
 }
 
 std::string layer_key(size_t layer, const char* what) {

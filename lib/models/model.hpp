@@ -91,13 +91,6 @@ class Model {
 /// samples, and when the shapes disagree with the N points of pred.mean.
 std::string hidden_csv(const Predictive& pred);
 
-/// Sum over the rows of E log p(y_n | f_n) with f_n ~ N(mean_n, diag(var_n)) (N x C each) under
-/// the robust-max likelihood with its defaults (likelihoods/robustmax.hpp: eps 1e-3, 20
-/// Gauss-Hermite points), the classification output of the SGP and the DSVI DGP; y holds class
-/// indices 0 .. classes - 1 (checked).
-autodiff::Var robustmax_ell_sum(const autodiff::Var& mean, const autodiff::Var& var,
-                                const arma::vec& y, size_t classes);
-
 /// Puts every parameter on `tape` as a variable (with gradient) or as a constant.
 VarMap to_vars(autodiff::Tape& tape, const ParamMap& params, bool with_grad);
 

@@ -4,6 +4,7 @@
 
 #include "autodiff/ops.hpp"
 #include "models/kmeans.hpp"
+#include "models/svgp_output.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -13,7 +14,7 @@ using autodiff::Var;
 
 layers::SvgpConfig sgp_layer_config(const SgpConfig& c) {
   layers::SvgpConfig l;
-  l.num_outputs = c.num_classes > 0 ? c.num_classes : 1;
+  l.num_outputs = SvgpOutput(c.num_classes).width();
   l.whiten = c.whiten;
   l.ard = c.ard;
   l.q_diag = c.q_diag;
@@ -33,18 +34,14 @@ SgpModel::SgpModel(const SgpConfig& config, const arma::mat& Z)
     : cfg_(config), layer_("layer0", Z, sgp_layer_config(config)) {
   if (cfg_.num_classes == 1) throw ConfigError("SGP: classification needs at least 2 classes");
   layer_.add_initial_parameters(initial_);
-  if (cfg_.num_classes == 0) {
-    initial_["likelihood.variance"] =
-        arma::mat(1, 1, arma::fill::value(layers::positive_inverse(cfg_.noise_variance)));
-  }
+  SvgpOutput(cfg_.num_classes).add_parameters(initial_, cfg_.noise_variance);
 }
 
 std::string SgpModel::describe() const {
-  return fmt::format(
-      "SGP: SVGP, M={} inducing, SE kernel ({}), {}, {}", layer_.num_inducing(),
-      cfg_.ard ? "ARD" : "one lengthscale", cfg_.whiten ? "whitened" : "not whitened",
-      cfg_.num_classes > 0 ? fmt::format("robust-max likelihood over {} classes", cfg_.num_classes)
-                           : std::string("Gaussian likelihood"));
+  return fmt::format("SGP: SVGP, M={} inducing, SE kernel ({}), {}, {}", layer_.num_inducing(),
+                     cfg_.ard ? "ARD" : "one lengthscale",
+                     cfg_.whiten ? "whitened" : "not whitened",
+                     SvgpOutput(cfg_.num_classes).words());
 }
 
 ElboEstimate SgpModel::elbo(const VarMap& params, const arma::mat& X, const arma::vec& y,
@@ -56,11 +53,7 @@ ElboEstimate SgpModel::elbo(const VarMap& params, const arma::mat& X, const arma
   const layers::SvgpLayer::State s = layer_.prepare(params);
   ad::Tape& tape = s.Z.tape();
   const layers::Marginals f = layer_.marginals(s, tape.constant(X));
-  const Var ell =
-      cfg_.num_classes > 0
-          ? ad::scale(robustmax_ell_sum(f.mean, f.var, y, cfg_.num_classes), 1.0 / double(y.n_elem))
-          : layers::gaussian_expected_loglik(f.mean, f.var, y,
-                                             layers::positive(get(params, "likelihood.variance")));
+  const Var ell = SvgpOutput(cfg_.num_classes).expected_loglik(params, f.mean, f.var, y);
   const Var kl = ad::scale(layer_.kl(s), 1.0 / n_train);
   ElboEstimate e;
   e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
@@ -72,9 +65,10 @@ ElboEstimate SgpModel::elbo(const VarMap& params, const arma::mat& X, const arma
 Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,
                              random::Stream& /*rng*/, bool keep_hidden) const {
   const size_t S = std::max<size_t>(samples, 1);
-  const arma::uword C = cfg_.num_classes, outs = C > 0 ? C : 1;
+  const SvgpOutput output(cfg_.num_classes);
+  const arma::uword outs = output.width();
   Predictive p;
-  p.classes = C;
+  p.classes = output.classes();
   if (keep_hidden) p.hidden.assign(S, {});  // one layer: no hidden layers
   p.mean.set_size(X.n_rows, S * outs);
   p.var.set_size(X.n_rows, S * outs);
@@ -83,7 +77,7 @@ Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t 
     const arma::uword s1 = std::min<arma::uword>(X.n_rows, s0 + chunk) - 1;
     ad::Tape tape;
     const VarMap vars = to_vars(tape, params, false);
-    const double noise = C > 0 ? 0.0 : layers::positive(get(vars, "likelihood.variance")).scalar();
+    const double noise = output.predictive_noise(vars);
     const layers::SvgpLayer::State st = layer_.prepare(vars);
     const layers::Marginals f = layer_.marginals(st, tape.constant(X.rows(s0, s1)));
     // The same marginals for every sample (an SGP draws nothing).

@@ -1,0 +1,41 @@
+#include "models/svgp_output.hpp"
+
+#include <fmt/format.h>
+
+#include "autodiff/ops.hpp"
+#include "layers/svgp.hpp"
+#include "likelihoods/robustmax.hpp"
+
+namespace dkp::models {
+
+namespace {
+constexpr const char* kNoise = "likelihood.variance";
+}  // namespace
+
+void SvgpOutput::add_parameters(ParamMap& params, double noise_variance) const {
+  if (classes_ > 0) return;
+  params[kNoise] = arma::mat(1, 1, arma::fill::value(layers::positive_inverse(noise_variance)));
+}
+
+std::string SvgpOutput::words() const {
+  return classes_ > 0 ? fmt::format("robust-max likelihood over {} classes", classes_)
+                      : std::string("Gaussian likelihood");
+}
+
+autodiff::Var SvgpOutput::expected_loglik(const VarMap& params, const autodiff::Var& mean,
+                                          const autodiff::Var& var, const arma::vec& y) const {
+  if (classes_ == 0) {
+    return layers::gaussian_expected_loglik(mean, var, y, layers::positive(get(params, kNoise)));
+  }
+  likelihoods::RobustMax rm;
+  rm.classes = classes_;
+  const autodiff::Var sum =
+      likelihoods::robustmax_ell_sum(mean, var, likelihoods::class_labels(y, classes_), rm);
+  return autodiff::scale(sum, 1.0 / double(y.n_elem));
+}
+
+double SvgpOutput::predictive_noise(const VarMap& vars) const {
+  return classes_ > 0 ? 0.0 : layers::positive(get(vars, kNoise)).scalar();
+}
+
+}  // namespace dkp::models

@@ -1,0 +1,35 @@
+// The output likelihood the SVGP models (SGP, DSVI DGP) share: Gaussian with the learned noise
+// parameter "likelihood.variance" (classes = 0), or robust-max over `classes` output GPs
+// (likelihoods/robustmax.hpp with its defaults: eps 1e-3, 20 Gauss-Hermite points; no noise
+// parameter).
+#pragma once
+
+#include <string>
+
+#include "models/model.hpp"
+
+namespace dkp::models {
+
+class SvgpOutput {
+ public:
+  explicit SvgpOutput(size_t classes) : classes_(classes) {}
+
+  size_t classes() const { return classes_; }
+  /// Output GPs: C when classifying, else 1.
+  arma::uword width() const { return classes_ > 0 ? classes_ : 1; }
+  /// Adds "likelihood.variance" (at `noise_variance`) for regression; nothing for classification.
+  void add_parameters(ParamMap& params, double noise_variance) const;
+  /// "Gaussian likelihood" or "robust-max likelihood over C classes" (for describe()).
+  std::string words() const;
+  /// Mean over the rows n of E log p(y_n | f_n) for f_n ~ N(mean_n, diag(var_n)) (N x width()
+  /// each); y holds targets, or class indices 0 .. C - 1 (checked).
+  autodiff::Var expected_loglik(const VarMap& params, const autodiff::Var& mean,
+                                const autodiff::Var& var, const arma::vec& y) const;
+  /// What prediction adds to the latent variance: the learned noise variance, 0 when classifying.
+  double predictive_noise(const VarMap& vars) const;
+
+ private:
+  size_t classes_;
+};
+
+}  // namespace dkp::models

@@ -56,6 +56,10 @@ po::options_description run_options() {
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
     ("width", po::value<std::string>()->default_value("input"),
      "hidden width: input (number of features) | min(input,30) | an integer")
+    ("init-lengthscale", po::value<double>()->default_value(0.0, "the model's: 1"),
+     "sgp, dgp dsvi: initial lengthscale of every SE kernel (the DSVI report's MNIST code: 2)")
+    ("init-variance", po::value<double>()->default_value(0.0, "the model's: 1"),
+     "sgp, dgp dsvi: initial variance of every SE kernel (the DSVI report's MNIST code: 2)")
     ("delta-init", po::value<double>()->default_value(models::kDiwpDeltaInit, "e^4 = 54.598"),
      "diwp: initial delta of every inverse Wishart layer (1 collapses the SE DIWP; README)")
     ("diwp-dof", po::value<std::string>()->default_value("point"),
@@ -232,6 +236,8 @@ int cmd_run(const std::vector<std::string>& args) {
   p.batch = positive("batch");
   p.width = vm["width"].as<std::string>();
   p.pixels = vm["pixels"].as<std::string>();
+  p.init_lengthscale = vm["init-lengthscale"].as<double>();
+  p.init_variance = vm["init-variance"].as<double>();
   p.seed = vm["seed"].as<uint64_t>();
   if (spec.split < 0) throw UsageError("--split must be >= 0");
   const int threads = vm["threads"].as<int>();

@@ -70,6 +70,8 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
   mspec.hidden_ard = spec.hidden_ard;
   mspec.per_output_precision = models::parse_gi_precision(spec.gi_precision);
   mspec.classes = data::dataset_classes(spec.dataset);
+  mspec.init_lengthscale = spec.protocol.init_lengthscale;
+  mspec.init_variance = spec.protocol.init_variance;
   return models::make_model(mspec, split.X_train, split.y_train, init);
 }
 

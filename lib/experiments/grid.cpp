@@ -214,6 +214,8 @@ std::string RunSpec::canonical() const {
   if (hidden_ard) c += "hidden_ard=on\n";
   if (gi_precision != "shared") c += "gi_precision=" + gi_precision + "\n";
   if (p.pixels != "unit") c += "pixels=" + p.pixels + "\n";
+  if (p.init_lengthscale > 0.0) c += fmt::format("init_lengthscale={}\n", p.init_lengthscale);
+  if (p.init_variance > 0.0) c += fmt::format("init_variance={}\n", p.init_variance);
   return c;
 }
 
@@ -295,6 +297,10 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     if (*px != "standard") throw DataError(fmt::format("run configuration: pixels='{}'", *px));
     p.pixels = *px;
   }
+  if (const auto v = take("init_lengthscale", false)) {
+    p.init_lengthscale = number("init_lengthscale", *v);
+  }
+  if (const auto v = take("init_variance", false)) p.init_variance = number("init_variance", *v);
   if (const auto st = take("stl", false)) {
     if (*st != "off" && *st != "mixing") {
       throw DataError(fmt::format("run configuration: stl='{}'", *st));
@@ -354,6 +360,12 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
             "--inducing", std::to_string(p.inducing), "--batch", std::to_string(p.batch)});
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
   if (p.pixels != "unit") a.insert(a.end(), {"--pixels", p.pixels});
+  if (p.init_lengthscale > 0.0) {
+    a.insert(a.end(), {"--init-lengthscale", fmt::format("{}", p.init_lengthscale)});
+  }
+  if (p.init_variance > 0.0) {
+    a.insert(a.end(), {"--init-variance", fmt::format("{}", p.init_variance)});
+  }
   if (delta_init_is_set(*this)) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
   if (stl != "on") a.insert(a.end(), {"--stl", stl});
@@ -463,6 +475,8 @@ void validate_run_spec(const RunSpec& s) {
   options.mu_raw = models::parse_mu_param(s.mu_param);
   options.hidden_ard = s.hidden_ard;
   options.per_output_precision = models::parse_gi_precision(s.gi_precision);
+  options.init_lengthscale = s.protocol.init_lengthscale;
+  options.init_variance = s.protocol.init_variance;
   models::check_model_options(options);
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));
@@ -646,9 +660,12 @@ struct ProtocolPatch {
   Field<uint64_t> seed;
   Field<std::vector<LrPoint>> lr_schedule;
   Field<std::string> kernel, width, pixels;
+  Field<double> init_lengthscale, init_variance;
 
   void overlay(const ProtocolPatch& o) {
     pixels.overlay(o.pixels);
+    init_lengthscale.overlay(o.init_lengthscale);
+    init_variance.overlay(o.init_variance);
     steps.overlay(o.steps);
     kl_anneal.overlay(o.kl_anneal);
     train_samples.overlay(o.train_samples);
@@ -663,8 +680,9 @@ struct ProtocolPatch {
 };
 
 const std::vector<std::string> kProtocolKeys = {
-    "steps", "lr_schedule", "kl_anneal", "train_samples", "test_samples", "inducing",
-    "batch", "kernel",      "width",     "seed",          "pixels"};
+    "steps",        "lr_schedule", "kl_anneal", "train_samples", "test_samples", "inducing",
+    "batch",        "kernel",      "width",     "seed",          "pixels",       "init_lengthscale",
+    "init_variance"};
 
 // Parses the protocol keys present in `map` (other keys are the caller's business).
 ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const std::string& path,
@@ -694,6 +712,10 @@ ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const 
       p.kernel.set(P.get_choice(v, key, kKernels), w);
     } else if (k == "pixels") {
       p.pixels.set(P.get_choice(v, key, kPixelRules), w);
+    } else if (k == "init_lengthscale") {
+      p.init_lengthscale.set(P.get_positive_double(v, key), w);
+    } else if (k == "init_variance") {
+      p.init_variance.set(P.get_positive_double(v, key), w);
     } else if (k == "width") {
       const std::string s = P.get_string(v, key);
       if (!contains(kWidthRules, s) && !is_width_integer(s)) {
@@ -1004,6 +1026,8 @@ void apply_patch(Protocol& p, const ProtocolPatch& patch) {
   if (patch.lr_schedule.value) p.lr_schedule = *patch.lr_schedule.value;
   if (patch.width.value) p.width = *patch.width.value;
   if (patch.pixels.value) p.pixels = *patch.pixels.value;
+  if (patch.init_lengthscale.value) p.init_lengthscale = *patch.init_lengthscale.value;
+  if (patch.init_variance.value) p.init_variance = *patch.init_variance.value;
 }
 
 // The location that last set each cross-checked protocol value, for error messages.

@@ -82,6 +82,11 @@ struct Protocol {
   /// training images' mean pixel value, over their standard deviation: PyTorch's usual MNIST
   /// normalisation, as the DKP paper's reference code); UCI inputs are always standardised.
   std::string pixels = "unit";
+  /// sgp and dgp dsvi: the SE kernels' initial lengthscales and variance (`dkp run
+  /// --init-lengthscale/--init-variance`); 0 keeps the model's (1 and 1). In the hash only when
+  /// set, so cells without them keep their hashes.
+  double init_lengthscale = 0.0;
+  double init_variance = 0.0;
   bool operator==(const Protocol&) const = default;
 };
 

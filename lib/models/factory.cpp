@@ -1,6 +1,7 @@
 #include "models/factory.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -66,6 +67,19 @@ void check_model_options(const ModelSpec& spec) {
   if (spec.mu_raw && spec.model != "dwp") {
     throw ConfigError(
         fmt::format("model {} has no Bartlett means (--mu-param); only dwp does", spec.model));
+  }
+  const bool svgp_model = spec.model == "sgp" || (spec.model == "dgp" && spec.inference == "dsvi");
+  for (const auto& [value, flag] : {std::pair{spec.init_lengthscale, "--init-lengthscale"},
+                                    std::pair{spec.init_variance, "--init-variance"}}) {
+    if (value == 0.0) continue;
+    if (!(value > 0.0) || !std::isfinite(value)) {
+      throw ConfigError(fmt::format("{} must be positive and finite (got {})", flag, value));
+    }
+    if (!svgp_model) {
+      throw ConfigError(fmt::format(
+          "{} applies to sgp and dgp --inference dsvi only (their SE kernels' initial value)",
+          flag));
+    }
   }
   if (spec.stl_mixing && spec.posterior != "agw" && spec.posterior != "abgw") {
     throw ConfigError(
@@ -140,6 +154,8 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
       SgpConfig cfg;
       cfg.num_inducing = spec.inducing;
       cfg.num_classes = spec.classes;
+      if (spec.init_lengthscale > 0.0) cfg.lengthscale = spec.init_lengthscale;
+      if (spec.init_variance > 0.0) cfg.variance = spec.init_variance;
       return std::make_unique<SgpModel>(cfg, X_train, init);
     }
     DsviConfig cfg;
@@ -147,6 +163,8 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.num_inducing = spec.inducing;
     cfg.hidden_width = spec.width;
     cfg.num_classes = spec.classes;
+    if (spec.init_lengthscale > 0.0) cfg.lengthscale = spec.init_lengthscale;
+    if (spec.init_variance > 0.0) cfg.variance = spec.init_variance;
     return std::make_unique<DsviDgp>(cfg, X_train, init);
   }
   if (spec.model == "dgp") {

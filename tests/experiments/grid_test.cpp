@@ -266,6 +266,28 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   CHECK(g.hash() == dkp::util::sha256_hex(g.canonical()).substr(0, 16));
 }
 
+TEST_CASE("grid: a model entry's initial kernel values reach only its cells") {
+  const Grid g = parse_grid(
+      with("    - {model: sgp, inducing: [100, 500]}",
+           "    - {model: sgp, inducing: [100, 500], init_lengthscale: 2, init_variance: 3}"),
+      "grids/t.yaml");
+  size_t sgp = 0;
+  for (const RunSpec& c : g.cells) {
+    const bool is_sgp = c.model == "sgp";
+    sgp += is_sgp;
+    CHECK(c.protocol.init_lengthscale == (is_sgp ? 2.0 : 0.0));
+    CHECK(c.protocol.init_variance == (is_sgp ? 3.0 : 0.0));
+  }
+  CHECK(sgp > 0);
+  CHECK(error_of(with("    - {model: sgp, inducing: [100, 500]}",
+                      "    - {model: sgp, inducing: [100, 500], init_variance: -1}"))
+            .find("init_variance") != std::string::npos);
+  // A model that has no such initial value refuses it.
+  CHECK(error_of(with("{model: dgp, inference: global-inducing}",
+                      "{model: dgp, inference: global-inducing, init_lengthscale: 2}"))
+            .find("sgp and dgp --inference dsvi") != std::string::npos);
+}
+
 TEST_CASE("run directory and the dkp run command line") {
   const Grid g = parse_grid(kGrid, "grids/t.yaml");
   const RunSpec& c = g.cells.front();  // boston split 0 dgp global-inducing depth 2
@@ -373,6 +395,31 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   CHECK(bad.canonical().find("pixels") == std::string::npos);  // old hashes stay
   bad.inference = "global-inducing";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("classification dataset"),
+                       dkp::ConfigError);
+  bad = s;  // the SE kernels' initial values: sgp and dgp dsvi only, in the hash when set
+  bad.model = "dgp";
+  bad.inference = "dsvi";
+  const std::string before = bad.hash();
+  bad.protocol.init_lengthscale = 2.0;
+  bad.protocol.init_variance = 0.5;
+  CHECK_NOTHROW(validate_run_spec(bad));
+  CHECK(bad.canonical().find("init_lengthscale=2\ninit_variance=0.5\n") != std::string::npos);
+  CHECK(RunSpec::parse_canonical(bad.canonical()).protocol == bad.protocol);
+  CHECK(bad.hash() != before);
+  const auto args = bad.run_args("results");
+  const auto flag = std::find(args.begin(), args.end(), "--init-variance");
+  REQUIRE(flag != args.end());
+  CHECK(*std::next(flag) == "0.5");
+  bad.protocol.init_variance = 0.0;
+  CHECK(bad.canonical().find("init_variance") == std::string::npos);
+  bad.protocol.init_lengthscale = 0.0;
+  CHECK(bad.hash() == before);  // unset: old hashes stay
+  bad.protocol.init_lengthscale = -1.0;
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("positive and finite"),
+                       dkp::ConfigError);
+  bad.protocol.init_lengthscale = 2.0;
+  bad.inference = "global-inducing";
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("sgp and dgp --inference dsvi"),
                        dkp::ConfigError);
   bad = s;
   bad.protocol.pixels = "standard";  // a UCI dataset: inputs standardised per feature

@@ -12,6 +12,7 @@
 #include "autodiff/ops.hpp"
 #include "layers/svgp.hpp"
 #include "models/dsvi_dgp.hpp"
+#include "models/factory.hpp"
 #include "models/sgp.hpp"
 #include "random/stream.hpp"
 #include "test_support.hpp"
@@ -140,6 +141,51 @@ TEST_CASE("DSVI initialisation: mean functions (eq. 3.12), propagated Z, inner q
     CHECK(arma::approx_equal(p.at("layer1.Z").cols(0, 4), p.at("layer0.Z"), "absdiff", 0.0));
     CHECK(arma::accu(arma::abs(p.at("layer1.Z").cols(5, 6))) == 0.0);
   }
+}
+
+TEST_CASE("make_model: --init-lengthscale / --init-variance set every SE kernel's start") {
+  const Data d = toy(40, 5, 1);
+  for (const std::string model : {"sgp", "dgp"}) {
+    CAPTURE(model);
+    models::ModelSpec spec;
+    spec.model = model;
+    spec.inference = model == "dgp" ? "dsvi" : "";
+    spec.depth = model == "dgp" ? 3 : 1;
+    spec.inducing = 6;
+    rnd::Stream init(dkp::test::seed() + 9);
+    const auto plain = models::make_model(spec, d.X, d.y, init);
+    spec.init_lengthscale = 2.5;
+    spec.init_variance = 0.75;
+    rnd::Stream init2(dkp::test::seed() + 9);
+    const auto set = models::make_model(spec, d.X, d.y, init2);
+    size_t kernels = 0;
+    for (const auto& [name, value] : set->initial_parameters()) {
+      const arma::mat& before = plain->initial_parameters().at(name);
+      if (name.ends_with("kern.lengthscales") || name.ends_with("kern.variance")) {
+        ++kernels;
+        const double want = name.ends_with("lengthscales") ? 2.5 : 0.75;
+        CHECK(arma::approx_equal(
+            value, arma::mat(arma::size(value), arma::fill::value(layers::positive_inverse(want))),
+            "absdiff", 1e-14));
+        CHECK(arma::approx_equal(
+            before, arma::mat(arma::size(before), arma::fill::value(layers::positive_inverse(1.0))),
+            "absdiff", 1e-14));
+      } else {
+        CHECK(arma::approx_equal(value, before, "absdiff", 0.0));  // nothing else changes
+      }
+    }
+    CHECK(kernels == 2 * spec.depth);
+  }
+  models::ModelSpec nngp;
+  nngp.model = "nngp";
+  nngp.init_variance = 2.0;
+  CHECK_THROWS_WITH_AS(models::check_model_options(nngp),
+                       doctest::Contains("sgp and dgp --inference dsvi"), dkp::ConfigError);
+  models::ModelSpec bad;
+  bad.model = "sgp";
+  bad.init_lengthscale = std::nan("");
+  CHECK_THROWS_WITH_AS(models::check_model_options(bad), doctest::Contains("positive and finite"),
+                       dkp::ConfigError);
 }
 
 TEST_CASE("DSVI ELBO gradient w.r.t. every parameter at a fixed noise draw") {

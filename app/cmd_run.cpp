@@ -55,7 +55,7 @@ po::options_description run_options() {
     ("depth", po::value<int>()->default_value(2), "number of layers including the output layer (sgp: 1)")
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
     ("width", po::value<std::string>()->default_value("input"),
-     "hidden width: input (number of features) | min(input,30) | an integer")
+     "hidden width: input (number of features) | min(input,30) (the DSVI papers') | an integer")
     ("init-lengthscale", po::value<double>()->default_value(0.0, "the model's: 1"),
      "sgp, dgp dsvi: initial lengthscale of every SE kernel (the DSVI report's MNIST code: 2)")
     ("init-variance", po::value<double>()->default_value(0.0, "the model's: 1"),
@@ -284,6 +284,12 @@ int cmd_run(const std::vector<std::string>& args) {
   const data::RegressionSplit& split = run_data.split;
   const size_t classes = data::dataset_classes(spec.dataset);
   const size_t width = resolve_width(p.width, split.X_train.n_cols);
+  if (spec.model == "dgp" && spec.inference == "dsvi" && width > 30 && p.width == "input") {
+    spdlog::warn(
+        "DSVI hidden width {} (--width input, the number of features): the DSVI papers use "
+        "--width 'min(input,30)'; a step costs about {:.0f}x as much",
+        width, double(width) / 30.0);
+  }
 
   // Manifest first: a run directory always says what it is.
   util::Json config = util::Json::object();

@@ -362,6 +362,17 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cerr << "dkp run: " << e.what() << "\n";
     return 130;
   }
+  // A signal during the evaluation (minutes on MNIST) stops the run there too: the checkpoint
+  // holds the trained parameters, so the same command evaluates them again without training, and
+  // no result file is written.
+  auto interrupted = [&](std::string_view during) {
+    std::cerr << fmt::format(
+        "dkp run: interrupted {} after training; {} holds the trained parameters (rerun the same "
+        "command to evaluate them)\n",
+        during, checkpoint_path.string());
+    return 130;
+  };
+  if (training::stop_requested().load()) return interrupted("before the evaluation");
 
   // Evaluation in the papers' conventions.
   const auto t_pred = std::chrono::steady_clock::now();
@@ -379,10 +390,16 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   const double predict_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_pred).count();
+  if (training::stop_requested().load()) return interrupted("during the prediction");
   // Estimate 0 draws from run.child("final-elbo", 0), as the single final estimate always did.
-  const training::ElboRepeats er = training::estimate_elbo_repeated(
-      *model, tr.params, split.X_train, split.y_train, size_t(p.train_samples),
-      size_t(elbo_repeats), run, "final-elbo", size_t(threads));
+  training::ElboRepeats er;
+  try {
+    er = training::estimate_elbo_repeated(*model, tr.params, split.X_train, split.y_train,
+                                          size_t(p.train_samples), size_t(elbo_repeats), run,
+                                          "final-elbo", size_t(threads));
+  } catch (const training::Interrupted&) {
+    return interrupted("during the final ELBO estimate");
+  }
   const double elbo = er.first;
 
   if (vm.count("predictions")) {

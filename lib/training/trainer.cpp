@@ -178,6 +178,9 @@ double estimate_elbo(const models::Model& model, const models::ParamMap& params,
   double ell = 0.0, kl = 0.0;
   size_t chunks = 0;
   for (size_t start = 0; start < N; start += chunk, ++chunks) {
+    if (stop_requested().load()) {
+      throw Interrupted("interrupted while estimating the ELBO (a signal arrived)");
+    }
     const size_t end = std::min(N, start + chunk) - 1;
     // One thread draws the chunks one after another from rng; more threads split each chunk's
     // samples from that chunk's own child stream (mc.hpp).

@@ -68,12 +68,14 @@ struct TrainReport {
 };
 
 /// Set by the SIGINT/SIGTERM handler installed by install_signal_handlers(); the loop then writes a
-/// checkpoint and throws dkp::training::Interrupted. (Signals are process-wide by nature; this flag
-/// is the one piece of global state, and it carries no numbers.)
+/// checkpoint and throws dkp::training::Interrupted; estimate_elbo checks it between chunks and
+/// throws too (the final ELBO of a large dataset takes minutes). (Signals are process-wide by
+/// nature; this flag is the one piece of global state, and it carries no numbers.)
 std::atomic<bool>& stop_requested();
 void install_signal_handlers();
 
-/// Thrown after a checkpoint was written on a stop request.
+/// Thrown on a stop request: by train() after it wrote a checkpoint, by estimate_elbo between
+/// chunks.
 struct Interrupted : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

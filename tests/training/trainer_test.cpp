@@ -99,6 +99,21 @@ TEST_CASE("an interrupted run resumes from its checkpoint bit-identically") {
   }
 }
 
+TEST_CASE("a stop request stops the ELBO estimate too, and a cleared one lets it run") {
+  Fixture f;
+  const auto p = f.model->initial_parameters();
+  const dkp::random::Stream parent(21);
+  tr::stop_requested().store(true);
+  dkp::random::Stream e0(9);
+  CHECK_THROWS_WITH_AS(tr::estimate_elbo(*f.model, p, f.X, f.y, 2, e0),
+                       doctest::Contains("interrupted"), tr::Interrupted);
+  CHECK_THROWS_AS(tr::estimate_elbo_repeated(*f.model, p, f.X, f.y, 2, 3, parent, "e"),
+                  tr::Interrupted);
+  tr::stop_requested().store(false);
+  dkp::random::Stream e1(9);
+  CHECK(std::isfinite(tr::estimate_elbo(*f.model, p, f.X, f.y, 2, e1)));
+}
+
 TEST_CASE("a checkpoint of another model is rejected with a clear error") {
   Fixture f;
   const auto dir = dkp::test::temp_dir("ckmismatch");

@@ -56,6 +56,9 @@ po::options_description run_options() {
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
     ("width", po::value<std::string>()->default_value("input"),
      "hidden width: input (number of features) | min(input,30) (the DSVI papers') | an integer")
+    ("pixel-scale", po::value<double>()->default_value(1.0),
+     "mnist: multiply the pixels (after --pixels) by this factor; the Gram models' output prior "
+     "variance grows with its square (README, MNIST classification)")
     ("init-lengthscale", po::value<double>()->default_value(0.0, "the model's: 1"),
      "sgp, dgp dsvi: initial lengthscale of every SE kernel (the DSVI report's MNIST code: 2)")
     ("init-variance", po::value<double>()->default_value(0.0, "the model's: 1"),
@@ -236,6 +239,7 @@ int cmd_run(const std::vector<std::string>& args) {
   p.batch = positive("batch");
   p.width = vm["width"].as<std::string>();
   p.pixels = vm["pixels"].as<std::string>();
+  p.pixel_scale = vm["pixel-scale"].as<double>();
   p.init_lengthscale = vm["init-lengthscale"].as<double>();
   p.init_variance = vm["init-variance"].as<double>();
   p.seed = vm["seed"].as<uint64_t>();
@@ -280,7 +284,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   // Data.
   const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
-  const RunData run_data = load_run_data(root, spec.dataset, spec.split, p.pixels);
+  const RunData run_data = load_run_data(root, spec.dataset, spec.split, p.pixels, p.pixel_scale);
   const data::RegressionSplit& split = run_data.split;
   const size_t classes = data::dataset_classes(spec.dataset);
   const size_t width = resolve_width(p.width, split.X_train.n_cols);

@@ -38,10 +38,14 @@ std::string split_data_sha256(const data::UciDataset& ds, int split) {
 }
 
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
-                      const std::string& pixels) {
+                      const std::string& pixels, double pixel_scale) {
   RunData d;
   if (data::dataset_classes(dataset) > 0) {
     d.split = data::mnist_split(data::load_mnist(root), pixels == "standard");
+    if (pixel_scale != 1.0) {
+      d.split.X_train *= pixel_scale;
+      d.split.X_test *= pixel_scale;
+    }
     d.sha256 = data::mnist_sha256(root);
   } else {
     const data::UciDataset ds = data::load_uci(root, dataset);
@@ -107,7 +111,8 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
 
   // Data (for the standardisation and the model's shapes) and the trained parameters.
   const auto root = data::resolve_data_root(data_root_option);
-  RunData data = load_run_data(root, tr.spec.dataset, tr.spec.split, tr.spec.protocol.pixels);
+  RunData data = load_run_data(root, tr.spec.dataset, tr.spec.split, tr.spec.protocol.pixels,
+                               tr.spec.protocol.pixel_scale);
   const std::string& data_sha = data.sha256;
   const std::string trained_sha =
       manifest["data_sha256"] ? manifest["data_sha256"].as<std::string>() : data_sha;

@@ -33,7 +33,7 @@ struct RunData {
   std::string sha256;
 };
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
-                      const std::string& pixels = "unit");
+                      const std::string& pixels = "unit", double pixel_scale = 1.0);
 
 /// The model a run describes, initialised from the run's "init" stream as `dkp run` does.
 std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, size_t width,

@@ -214,6 +214,7 @@ std::string RunSpec::canonical() const {
   if (hidden_ard) c += "hidden_ard=on\n";
   if (gi_precision != "shared") c += "gi_precision=" + gi_precision + "\n";
   if (p.pixels != "unit") c += "pixels=" + p.pixels + "\n";
+  if (p.pixel_scale != 1.0) c += fmt::format("pixel_scale={}\n", p.pixel_scale);
   if (p.init_lengthscale > 0.0) c += fmt::format("init_lengthscale={}\n", p.init_lengthscale);
   if (p.init_variance > 0.0) c += fmt::format("init_variance={}\n", p.init_variance);
   return c;
@@ -297,6 +298,7 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     if (*px != "standard") throw DataError(fmt::format("run configuration: pixels='{}'", *px));
     p.pixels = *px;
   }
+  if (const auto v = take("pixel_scale", false)) p.pixel_scale = number("pixel_scale", *v);
   if (const auto v = take("init_lengthscale", false)) {
     p.init_lengthscale = number("init_lengthscale", *v);
   }
@@ -360,6 +362,9 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
             "--inducing", std::to_string(p.inducing), "--batch", std::to_string(p.batch)});
   if (p.width != "input") a.insert(a.end(), {"--width", p.width});
   if (p.pixels != "unit") a.insert(a.end(), {"--pixels", p.pixels});
+  if (p.pixel_scale != 1.0) {
+    a.insert(a.end(), {"--pixel-scale", fmt::format("{}", p.pixel_scale)});
+  }
   if (p.init_lengthscale > 0.0) {
     a.insert(a.end(), {"--init-lengthscale", fmt::format("{}", p.init_lengthscale)});
   }
@@ -394,6 +399,16 @@ std::string RunSpec::command_line(const std::string& dkp_path, const fs::path& r
 void validate_run_spec(const RunSpec& s) {
   const bool classification = data::dataset_classes(s.dataset) > 0;
   if (!classification) data::uci_info(s.dataset);  // throws ConfigError listing the known names
+  if (!classification && s.protocol.pixel_scale != 1.0) {
+    throw ConfigError(
+        fmt::format("a pixel scale is for images; {}'s inputs are standardised per "
+                    "feature",
+                    s.dataset));
+  }
+  if (!(s.protocol.pixel_scale > 0.0) || !std::isfinite(s.protocol.pixel_scale)) {
+    throw ConfigError(
+        fmt::format("pixel scale must be positive and finite (got {})", s.protocol.pixel_scale));
+  }
   if (!classification && s.protocol.pixels != "unit") {
     throw ConfigError(
         fmt::format("pixels '{}' is for images; {}'s inputs are standardised per "
@@ -660,10 +675,11 @@ struct ProtocolPatch {
   Field<uint64_t> seed;
   Field<std::vector<LrPoint>> lr_schedule;
   Field<std::string> kernel, width, pixels;
-  Field<double> init_lengthscale, init_variance;
+  Field<double> init_lengthscale, init_variance, pixel_scale;
 
   void overlay(const ProtocolPatch& o) {
     pixels.overlay(o.pixels);
+    pixel_scale.overlay(o.pixel_scale);
     init_lengthscale.overlay(o.init_lengthscale);
     init_variance.overlay(o.init_variance);
     steps.overlay(o.steps);
@@ -679,10 +695,11 @@ struct ProtocolPatch {
   }
 };
 
-const std::vector<std::string> kProtocolKeys = {
-    "steps",        "lr_schedule", "kl_anneal", "train_samples", "test_samples", "inducing",
-    "batch",        "kernel",      "width",     "seed",          "pixels",       "init_lengthscale",
-    "init_variance"};
+const std::vector<std::string> kProtocolKeys = {"steps",         "lr_schedule",  "kl_anneal",
+                                                "train_samples", "test_samples", "inducing",
+                                                "batch",         "kernel",       "width",
+                                                "seed",          "pixels",       "init_lengthscale",
+                                                "init_variance", "pixel_scale"};
 
 // Parses the protocol keys present in `map` (other keys are the caller's business).
 ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const std::string& path,
@@ -712,6 +729,8 @@ ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const 
       p.kernel.set(P.get_choice(v, key, kKernels), w);
     } else if (k == "pixels") {
       p.pixels.set(P.get_choice(v, key, kPixelRules), w);
+    } else if (k == "pixel_scale") {
+      p.pixel_scale.set(P.get_positive_double(v, key), w);
     } else if (k == "init_lengthscale") {
       p.init_lengthscale.set(P.get_positive_double(v, key), w);
     } else if (k == "init_variance") {
@@ -1026,6 +1045,7 @@ void apply_patch(Protocol& p, const ProtocolPatch& patch) {
   if (patch.lr_schedule.value) p.lr_schedule = *patch.lr_schedule.value;
   if (patch.width.value) p.width = *patch.width.value;
   if (patch.pixels.value) p.pixels = *patch.pixels.value;
+  if (patch.pixel_scale.value) p.pixel_scale = *patch.pixel_scale.value;
   if (patch.init_lengthscale.value) p.init_lengthscale = *patch.init_lengthscale.value;
   if (patch.init_variance.value) p.init_variance = *patch.init_variance.value;
 }

@@ -82,6 +82,10 @@ struct Protocol {
   /// training images' mean pixel value, over their standard deviation: PyTorch's usual MNIST
   /// normalisation, as the DKP paper's reference code); UCI inputs are always standardised.
   std::string pixels = "unit";
+  /// MNIST: the pixels (after `pixels`) times this factor (`dkp run --pixel-scale`): the Gram
+  /// models' input Gram, hence their output layer's prior variance, scales with its square. In
+  /// the hash only when not 1.
+  double pixel_scale = 1.0;
   /// sgp and dgp dsvi: the SE kernels' initial lengthscales and variance (`dkp run
   /// --init-lengthscale/--init-variance`); 0 keeps the model's (1 and 1). In the hash only when
   /// set, so cells without them keep their hashes.

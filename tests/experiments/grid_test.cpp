@@ -392,6 +392,23 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.protocol.pixels = "raw";
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
   bad.protocol.pixels = "unit";
+  const std::string unscaled = bad.hash();
+  bad.protocol.pixel_scale = 2.5;  // in the hash and the arguments when not 1
+  CHECK_NOTHROW(validate_run_spec(bad));
+  CHECK(bad.canonical().find("pixel_scale=2.5\n") != std::string::npos);
+  CHECK(RunSpec::parse_canonical(bad.canonical()).protocol == bad.protocol);
+  CHECK(bad.hash() != unscaled);
+  {
+    const auto args = bad.run_args("results");
+    const auto flag = std::find(args.begin(), args.end(), "--pixel-scale");
+    REQUIRE(flag != args.end());
+    CHECK(*std::next(flag) == "2.5");
+  }
+  bad.protocol.pixel_scale = 0.0;
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("positive and finite"),
+                       dkp::ConfigError);
+  bad.protocol.pixel_scale = 1.0;
+  CHECK(bad.hash() == unscaled);
   CHECK(bad.canonical().find("pixels") == std::string::npos);  // old hashes stay
   bad.inference = "global-inducing";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("classification dataset"),
@@ -423,6 +440,9 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
                        dkp::ConfigError);
   bad = s;
   bad.protocol.pixels = "standard";  // a UCI dataset: inputs standardised per feature
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("for images"), dkp::ConfigError);
+  bad = s;
+  bad.protocol.pixel_scale = 2.0;
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("for images"), dkp::ConfigError);
   bad = s;
   bad.protocol.kl_anneal = 1000000;

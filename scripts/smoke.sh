@@ -65,6 +65,15 @@ json_acc=$(grep -Eo '"test_acc": *[0-9.e-]+' "$work/mnist/result.json" | grep -E
   fail "dkp predict on the mnist run"
 cmp -s "$work/mnist.csv" "$work/mnist-predict.csv" ||
   fail "dkp predict gives other class probabilities than dkp run"
+# The same for a softmax model (the NNGP), with scaled pixels: dkp predict must reload both.
+"$dkp" run --dataset mnist --model nngp --kernel relu --depth 2 --steps 3 --batch 100 \
+  --samples 1 --inducing 10 --test-samples 2 --elbo-repeats 1 --pixels standard --pixel-scale 3 \
+  --out "$work/mnist-nngp" --predictions "$work/mnist-nngp.csv" --quiet >/dev/null ||
+  fail "dkp run --dataset mnist --model nngp"
+"$dkp" predict "$work/mnist-nngp" --out "$work/mnist-nngp-predict.csv" --quiet ||
+  fail "dkp predict on the mnist nngp run"
+cmp -s "$work/mnist-nngp.csv" "$work/mnist-nngp-predict.csv" ||
+  fail "dkp predict gives other class probabilities than dkp run (nngp)"
 
 # Two threads sharing the samples: the same numbers twice.
 for d in t2a t2b; do

@@ -360,6 +360,21 @@ TEST_CASE("learning-rate schedules round-trip and reject nonsense") {
   CHECK_THROWS_AS(parse_lr_schedule(""), dkp::ConfigError);
 }
 
+// A protocol option set in `spec` (unset, the spec's hash is `unset_hash`): valid, written into
+// the canonical configuration as `line`, parsed back, in the hash, and passed to dkp run as
+// `flag value`.
+void check_option_joins(const RunSpec& spec, const std::string& unset_hash, const std::string& line,
+                        const std::string& flag, const std::string& value) {
+  CHECK_NOTHROW(validate_run_spec(spec));
+  CHECK(spec.canonical().find(line) != std::string::npos);
+  CHECK(RunSpec::parse_canonical(spec.canonical()).protocol == spec.protocol);
+  CHECK(spec.hash() != unset_hash);
+  const auto args = spec.run_args("results");
+  const auto at = std::find(args.begin(), args.end(), flag);
+  REQUIRE(at != args.end());
+  CHECK(*std::next(at) == value);
+}
+
 TEST_CASE("validate_run_spec checks what dkp run receives") {
   const Grid g = parse_grid(kGrid, "grids/t.yaml");
   RunSpec s = g.cells.front();
@@ -394,16 +409,7 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.protocol.pixels = "unit";
   const std::string unscaled = bad.hash();
   bad.protocol.pixel_scale = 2.5;  // in the hash and the arguments when not 1
-  CHECK_NOTHROW(validate_run_spec(bad));
-  CHECK(bad.canonical().find("pixel_scale=2.5\n") != std::string::npos);
-  CHECK(RunSpec::parse_canonical(bad.canonical()).protocol == bad.protocol);
-  CHECK(bad.hash() != unscaled);
-  {
-    const auto args = bad.run_args("results");
-    const auto flag = std::find(args.begin(), args.end(), "--pixel-scale");
-    REQUIRE(flag != args.end());
-    CHECK(*std::next(flag) == "2.5");
-  }
+  check_option_joins(bad, unscaled, "pixel_scale=2.5\n", "--pixel-scale", "2.5");
   bad.protocol.pixel_scale = 0.0;
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("positive and finite"),
                        dkp::ConfigError);
@@ -419,14 +425,8 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   const std::string before = bad.hash();
   bad.protocol.init_lengthscale = 2.0;
   bad.protocol.init_variance = 0.5;
-  CHECK_NOTHROW(validate_run_spec(bad));
-  CHECK(bad.canonical().find("init_lengthscale=2\ninit_variance=0.5\n") != std::string::npos);
-  CHECK(RunSpec::parse_canonical(bad.canonical()).protocol == bad.protocol);
-  CHECK(bad.hash() != before);
-  const auto args = bad.run_args("results");
-  const auto flag = std::find(args.begin(), args.end(), "--init-variance");
-  REQUIRE(flag != args.end());
-  CHECK(*std::next(flag) == "0.5");
+  check_option_joins(bad, before, "init_lengthscale=2\ninit_variance=0.5\n", "--init-variance",
+                     "0.5");
   bad.protocol.init_variance = 0.0;
   CHECK(bad.canonical().find("init_variance") == std::string::npos);
   bad.protocol.init_lengthscale = 0.0;

@@ -41,11 +41,7 @@ RunData load_run_data(const std::filesystem::path& root, const std::string& data
                       const std::string& pixels, double pixel_scale) {
   RunData d;
   if (data::dataset_classes(dataset) > 0) {
-    d.split = data::mnist_split(data::load_mnist(root), pixels == "standard");
-    if (pixel_scale != 1.0) {
-      d.split.X_train *= pixel_scale;
-      d.split.X_test *= pixel_scale;
-    }
+    d.split = data::mnist_split(data::load_mnist(root), pixels == "standard", pixel_scale);
     d.sha256 = data::mnist_sha256(root);
   } else {
     const data::UciDataset ds = data::load_uci(root, dataset);

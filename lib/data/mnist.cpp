@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <array>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -102,7 +103,10 @@ std::string mnist_sha256(const fs::path& root) {
   return h.hex_digest();
 }
 
-RegressionSplit mnist_split(const Mnist& m, bool standard) {
+RegressionSplit mnist_split(const Mnist& m, bool standard, double scale) {
+  if (!(scale > 0.0) || !std::isfinite(scale)) {
+    throw ConfigError(fmt::format("MNIST pixel scale must be positive and finite (got {})", scale));
+  }
   RegressionSplit s;
   s.dataset = "mnist";
   s.split = 0;
@@ -118,6 +122,11 @@ RegressionSplit mnist_split(const Mnist& m, bool standard) {
     s.x_stats.std.fill(arma::stddev(all));
     s.X_train = s.x_stats.transform(s.X_train);
     s.X_test = s.x_stats.transform(s.X_test);
+  }
+  if (scale != 1.0) {  // x_stats maps other points (dkp predict --input) the same way
+    s.X_train *= scale;
+    s.X_test *= scale;
+    s.x_stats.std /= scale;
   }
   return s;
 }

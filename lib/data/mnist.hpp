@@ -33,8 +33,10 @@ std::string mnist_sha256(const std::filesystem::path& root);
 /// [0, 1] (x_stats the identity), as the DSVI reference code feeds them, or with `standard`
 /// minus the mean of all training pixels over their standard deviation (N - 1; 0.1307 and
 /// 0.3081, PyTorch's usual normalisation; x_stats holds them for every pixel); the labels 0..9
-/// as y (y_mean 0, y_std 1).
-RegressionSplit mnist_split(const Mnist& m, bool standard = false);
+/// as y (y_mean 0, y_std 1). The pixels are then multiplied by `scale` (`dkp run --pixel-scale`),
+/// which x_stats includes (its std divided by it); a scale that is not positive and finite is a
+/// ConfigError.
+RegressionSplit mnist_split(const Mnist& m, bool standard = false, double scale = 1.0);
 
 /// Number of classes of a dataset name: 10 for "mnist", 0 (regression) for anything else.
 size_t dataset_classes(const std::string& dataset);

@@ -399,21 +399,14 @@ std::string RunSpec::command_line(const std::string& dkp_path, const fs::path& r
 void validate_run_spec(const RunSpec& s) {
   const bool classification = data::dataset_classes(s.dataset) > 0;
   if (!classification) data::uci_info(s.dataset);  // throws ConfigError listing the known names
-  if (!classification && s.protocol.pixel_scale != 1.0) {
-    throw ConfigError(
-        fmt::format("a pixel scale is for images; {}'s inputs are standardised per "
-                    "feature",
-                    s.dataset));
+  if (!classification && (s.protocol.pixels != "unit" || s.protocol.pixel_scale != 1.0)) {
+    throw ConfigError(fmt::format(
+        "pixels '{}' and pixel scale {} are for images; {}'s inputs are standardised per feature",
+        s.protocol.pixels, s.protocol.pixel_scale, s.dataset));
   }
   if (!(s.protocol.pixel_scale > 0.0) || !std::isfinite(s.protocol.pixel_scale)) {
     throw ConfigError(
         fmt::format("pixel scale must be positive and finite (got {})", s.protocol.pixel_scale));
-  }
-  if (!classification && s.protocol.pixels != "unit") {
-    throw ConfigError(
-        fmt::format("pixels '{}' is for images; {}'s inputs are standardised per "
-                    "feature",
-                    s.protocol.pixels, s.dataset));
   }
   const int n = uci_split_count(s.dataset);
   if (s.split < 0 || s.split >= n) {

@@ -130,6 +130,12 @@ TEST_CASE("MNIST as a run's split: pixels as they are, labels as y, 10 classes")
   CHECK(std::abs(arma::mean(arma::vectorise(z.X_train))) < 1e-15);
   CHECK(arma::approx_equal(z.x_stats.transform(m.test.X), z.X_test, "absdiff", 0.0));
   CHECK(arma::approx_equal(z.y_train, s.y_train, "absdiff", 0.0));
+  // Scaled (--pixel-scale): the standardised pixels times 3, and x_stats maps raw points alike.
+  const auto z3 = dkp::data::mnist_split(m, true, 3.0);
+  CHECK(arma::approx_equal(z3.X_train, 3.0 * z.X_train, "absdiff", 0.0));
+  CHECK(arma::approx_equal(z3.X_test, 3.0 * z.X_test, "absdiff", 0.0));
+  CHECK(arma::approx_equal(z3.x_stats.transform(m.test.X), z3.X_test, "absdiff", 1e-14));
+  CHECK_THROWS_AS(dkp::data::mnist_split(m, false, 0.0), dkp::ConfigError);
   CHECK(dkp::data::dataset_classes("mnist") == 10);
   CHECK(dkp::data::dataset_classes("boston") == 0);
 }

@@ -50,7 +50,7 @@ po::options_description run_options() {
                                           "(10 classes, robust-max; sgp and dgp dsvi)")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
-    ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing")
+    ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing | aep (approximate EP, regression)")
     ("posterior", po::value<std::string>()->default_value(""), "dwp: gw | agw | abgw")
     ("depth", po::value<int>()->default_value(2), "number of layers including the output layer (sgp: 1)")
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
@@ -293,6 +293,12 @@ int cmd_run(const std::vector<std::string>& args) {
         "DSVI hidden width {} (--width input, the number of features): the DSVI papers use "
         "--width 'min(input,30)'; a step costs about {:.0f}x as much",
         width, double(width) / 30.0);
+  }
+  if (spec.model == "dgp" && spec.inference == "aep" && width != 2 && spec.depth > 1) {
+    spdlog::warn(
+        "AEP hidden width {}: the DSVI report's AEP-2 uses --width 2 (and --steps 4000 --batch "
+        "50 --lr-schedule 0:0.01 --samples 1; experiments/dsvi-tables.yaml)",
+        width);
   }
 
   // Manifest first: a run directory always says what it is.

@@ -48,7 +48,7 @@ std::string canonical_dataset(const std::string& name) {
   return data::dataset_classes(name) > 0 ? name : data::uci_info(name).name;
 }
 
-const std::vector<std::string> kInferences = {"dsvi", "global-inducing"};
+const std::vector<std::string> kInferences = {"dsvi", "global-inducing", "aep"};
 const std::vector<std::string> kPosteriors = {"gw", "agw", "abgw"};
 const std::vector<std::string> kKernels = {"se", "relu"};
 const std::vector<std::string> kWidthRules = {"input", "min(input,30)"};

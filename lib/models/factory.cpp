@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/diwp.hpp"
+#include "models/aep_dgp.hpp"
 #include "models/dsvi_dgp.hpp"
 #include "models/dwp.hpp"
 #include "models/gi_dgp.hpp"
@@ -167,9 +168,19 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     if (spec.init_variance > 0.0) cfg.variance = spec.init_variance;
     return std::make_unique<DsviDgp>(cfg, X_train, init);
   }
+  if (spec.model == "dgp" && spec.inference == "aep") {
+    if (spec.kernel != "se") {
+      throw ConfigError(fmt::format("dgp aep: kernel '{}' is not available (se only)", spec.kernel));
+    }
+    AepConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.num_inducing = spec.inducing;
+    if (spec.width > 0) cfg.hidden_width = spec.width;  // else the report's 2
+    return std::make_unique<AepDgp>(cfg, X_train, init);
+  }
   if (spec.model == "dgp") {
     throw ConfigError(
-        fmt::format("dgp: unknown inference '{}' (dsvi, global-inducing)", spec.inference));
+        fmt::format("dgp: unknown inference '{}' (dsvi, global-inducing, aep)", spec.inference));
   }
   if (spec.model == "dwp") {
     if (spec.kernel != "se") {

@@ -11,7 +11,7 @@ namespace dkp::models {
 
 struct ModelSpec {
   std::string model;      ///< sgp | dgp | nngp | diwp | dwp
-  std::string inference;  ///< dgp: dsvi | global-inducing
+  std::string inference;  ///< dgp: dsvi | global-inducing | aep
   std::string posterior;  ///< dwp: gw | agw | abgw
   size_t depth = 2;
   std::string kernel = "se";

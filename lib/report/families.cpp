@@ -142,6 +142,7 @@ std::vector<TableSpec> family_tables(const std::string& family,
     for (int d = 2; d <= 5; ++d) {
       c.push_back(column(fmt::format("DSVI-{}", d), sel("dgp", "dsvi", "", 0, d), "dgp", "dsvi"));
     }
+    c.push_back(column("AEP-2", sel("dgp", "aep", "", 0, 2), "dgp", "aep"));
     const std::string who = "DSVI for deep GPs, reproduction report";
     out.push_back(make("dsvi-table4", "dsvi", "4", who + ", Table 4: UCI test log-likelihood",
                        {"test_ll"}, {"dataset"}, c, Convention::sd, BoldRule::best, 3));

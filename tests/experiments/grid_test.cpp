@@ -526,7 +526,7 @@ TEST_CASE("the grids in experiments/ load, with every profile") {
   CHECK(load_grid(dir / "agw-tables.yaml").cells.size() == 165 * 4 * 4);
   CHECK(load_grid(dir / "gw-tables.yaml").cells.size() == 165 * 4 * 2);
   CHECK(load_grid(dir / "dkp-table1.yaml").cells.size() == 165 * 3 * 2);
-  CHECK(load_grid(dir / "dsvi-tables.yaml").cells.size() == 145 * 6);
+  CHECK(load_grid(dir / "dsvi-tables.yaml").cells.size() == 145 * 7);  // + AEP-2
 }
 
 TEST_CASE("a run's canonical configuration parses back to the same spec") {

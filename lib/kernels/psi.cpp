@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/vexp.hpp"
 
 namespace dkp::kernels {
 
@@ -31,26 +32,56 @@ void check_inputs(const char* op, const Var& mu, const Var& v, const Var& Z, con
   }
 }
 
-// Psi2 at point n into P (M x M): h^2 c_n exp(-S) with S the sum over q of the two quadratic terms.
-void psi2_point(const arma::mat& mu, const arma::mat& v, const arma::mat& Z, const arma::rowvec& a,
-                double h, arma::uword n, arma::mat& P) {
+// The lower triangle (i >= j) of Psi2 at point n into P (M x M; the upper triangle is not
+// written): h^2 c_n exp(-E - S_n), with E_ij = sum_q (z_iq - z_jq)^2 / (4 a_q) given and
+// S_n,ij = sum_q (mu_nq - zbar_ijq)^2 / (a_q + 2 v_nq). Psi2 is symmetric, so the contraction and
+// its adjoint visit each pair once.
+void psi2_lower(const arma::mat& mu, const arma::mat& v, const arma::mat& Z, const arma::rowvec& a,
+                double h, const arma::mat& E, arma::uword n, arma::mat& P) {
   const arma::uword M = Z.n_rows, D = Z.n_cols;
-  P.zeros(M, M);
+  P.set_size(M, M);
   double logc = 2.0 * std::log(h);
+  for (arma::uword q = 0; q < D; ++q) logc -= 0.5 * std::log1p(2.0 * v(n, q) / a[q]);
+  for (arma::uword j = 0; j < M; ++j) {
+    double* p = P.colptr(j);
+    const double* e = E.colptr(j);
+    for (arma::uword i = j; i < M; ++i) p[i] = logc - e[i];
+  }
   for (arma::uword q = 0; q < D; ++q) {
-    const double aq = a[q], den = aq + 2.0 * v(n, q), m = mu(n, q);
-    logc -= 0.5 * std::log1p(2.0 * v(n, q) / aq);
+    const double inv = 1.0 / (a[q] + 2.0 * v(n, q)), m = mu(n, q);
     const double* z = Z.colptr(q);
     for (arma::uword j = 0; j < M; ++j) {
       double* p = P.colptr(j);
       const double zj = z[j];
-      for (arma::uword i = 0; i < M; ++i) {
-        const double dz = z[i] - zj, d = m - 0.5 * (z[i] + zj);
-        p[i] += dz * dz / (4.0 * aq) + d * d / den;
+      for (arma::uword i = j; i < M; ++i) {
+        const double d = m - 0.5 * (z[i] + zj);
+        p[i] -= d * d * inv;
       }
     }
   }
-  P = arma::exp(logc - P);
+  for (arma::uword j = 0; j < M; ++j) util::exp_inplace(P.colptr(j) + j, M - j);
+}
+
+// E_ij = sum_q (z_iq - z_jq)^2 / (4 a_q), lower triangle.
+arma::mat psi2_zterm(const arma::mat& Z, const arma::rowvec& a) {
+  const arma::uword M = Z.n_rows;
+  arma::mat E(M, M, arma::fill::zeros);
+  for (arma::uword q = 0; q < Z.n_cols; ++q) {
+    const double* z = Z.colptr(q);
+    const double s = 1.0 / (4.0 * a[q]);
+    for (arma::uword j = 0; j < M; ++j) {
+      double* e = E.colptr(j);
+      for (arma::uword i = j; i < M; ++i) e[i] += (z[i] - z[j]) * (z[i] - z[j]) * s;
+    }
+  }
+  return E;
+}
+
+// G's weights for the lower triangle: G_ij + G_ji below the diagonal, G_ii on it.
+arma::mat fold_lower(const arma::mat& G) {
+  arma::mat F = G + G.t();
+  F.diag() = G.diag();
+  return F;
 }
 
 }  // namespace
@@ -130,9 +161,15 @@ Var psi2_contract(const Var& mu, const Var& v, const Var& Z, const Var& a, const
   arma::mat e(B, 1);
   arma::mat P;
   const arma::rowvec av = a.val();
+  const arma::mat E = psi2_zterm(Z.val(), av), F = fold_lower(G.val());
   for (arma::uword n = 0; n < B; ++n) {
-    psi2_point(mu.val(), v.val(), Z.val(), av, h.scalar(), n, P);
-    e[n] = arma::accu(P % G.val());
+    psi2_lower(mu.val(), v.val(), Z.val(), av, h.scalar(), E, n, P);
+    double acc = 0.0;
+    for (arma::uword j = 0; j < M; ++j) {
+      const double *p = P.colptr(j), *f = F.colptr(j);
+      for (arma::uword i = j; i < M; ++i) acc += f[i] * p[i];
+    }
+    e[n] = acc;
   }
   return mu.tape().record(std::move(e), {mu, v, Z, a, h, G}, [mu, v, Z, a, h, G](ad::Node* out) {
     return [mu, v, Z, a, h, G, out] {
@@ -142,43 +179,57 @@ Var psi2_contract(const Var& mu, const Var& v, const Var& Z, const Var& a, const
       const arma::mat& z = Z.val();
       const arma::rowvec av = a.val();
       const double hv = h.scalar();
+      const arma::mat E = psi2_zterm(z, av), F = fold_lower(G.val());
       arma::mat dmu(B, D, arma::fill::zeros), dv(B, D, arma::fill::zeros);
-      arma::mat dZ(M, D, arma::fill::zeros), dG(M, M, arma::fill::zeros);
+      arma::mat dZ(M, D, arma::fill::zeros), dGl(M, M, arma::fill::zeros);
       arma::rowvec da(D, arma::fill::zeros);
       double dh = 0.0;
-      arma::mat Psi, P;
+      arma::mat Psi;
       for (arma::uword n = 0; n < B; ++n) {
         const double en = out->adj[n];
         if (en == 0.0) continue;
-        psi2_point(m, vv, z, av, hv, n, Psi);
-        dG += en * Psi;
-        P = en * (G.val() % Psi);
-        const double sumP = arma::accu(P);
+        psi2_lower(m, vv, z, av, hv, E, n, Psi);
+        // P_ij = e_n F_ij Psi_ij (i >= j): each pair once, with both orders' weights.
+        double sumP = 0.0;
+        for (arma::uword j = 0; j < M; ++j) {
+          double* ps = Psi.colptr(j);
+          const double* f = F.colptr(j);
+          double* dg = dGl.colptr(j);
+          for (arma::uword i = j; i < M; ++i) {
+            dg[i] += en * ps[i];
+            ps[i] *= en * f[i];
+            sumP += ps[i];
+          }
+        }
         dh += 2.0 * sumP / hv;
         for (arma::uword q = 0; q < D; ++q) {
           const double aq = av[q], den = aq + 2.0 * vv(n, q), mq = m(n, q);
+          const double inv2a = 1.0 / (2.0 * aq), invden = 1.0 / den;
           const double* zq = z.colptr(q);
+          double* dzq = dZ.colptr(q);
           double s_d = 0.0, s_d2 = 0.0, s_dz2 = 0.0;
           for (arma::uword j = 0; j < M; ++j) {
-            const double* p = P.colptr(j);
+            const double* p = Psi.colptr(j);
             const double zj = zq[j];
             double dzj = 0.0;
-            for (arma::uword i = 0; i < M; ++i) {
+            for (arma::uword i = j; i < M; ++i) {
               const double dz = zq[i] - zj, d = mq - 0.5 * (zq[i] + zj), pij = p[i];
               s_d += pij * d;
               s_d2 += pij * d * d;
               s_dz2 += pij * dz * dz;
-              // z_i's share; z_j's share accumulated in dzj.
-              dZ(i, q) += pij * (-dz / (2.0 * aq) + d / den);
-              dzj += pij * (dz / (2.0 * aq) + d / den);
+              // The pair's two orders: z_i gets -dz/(2a) + d/den, z_j gets dz/(2a) + d/den.
+              dzq[i] += pij * (d * invden - dz * inv2a);
+              dzj += pij * (d * invden + dz * inv2a);
             }
-            dZ(j, q) += dzj;
+            dzq[j] += dzj;
           }
-          dmu(n, q) += -2.0 * s_d / den;
-          dv(n, q) += -sumP / den + 2.0 * s_d2 / (den * den);
-          da[q] += sumP * vv(n, q) / (aq * den) + s_dz2 / (4.0 * aq * aq) + s_d2 / (den * den);
+          dmu(n, q) += -2.0 * s_d * invden;
+          dv(n, q) += -sumP * invden + 2.0 * s_d2 * invden * invden;
+          da[q] += sumP * vv(n, q) / (aq * den) + s_dz2 / (4.0 * aq * aq) + s_d2 * invden * invden;
         }
       }
+      // dG_ij = sum_n e_n Psi2_nij for both orders of a pair.
+      arma::mat dG = arma::symmatl(dGl);
       ad::accumulate(mu, std::move(dmu));
       ad::accumulate(v, std::move(dv));
       ad::accumulate(Z, std::move(dZ));

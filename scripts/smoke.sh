@@ -45,6 +45,7 @@ expect_rc 2 "$dkp" run --dataset yacht --model dgp --mu-param bayesfunc --out "$
 # Classification: MNIST with the robust-max DSVI DGP (tiny: 10 inducing points, width 5, 5 steps),
 # its class predictions CSV, dkp predict on the run, and models that do not classify refusing it.
 expect_rc 2 "$dkp" run --dataset mnist --model dwp --posterior gw --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset mnist --model dgp --inference aep --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset mnist --split 1 --model sgp --out "$work/bad"
 "$dkp" run --dataset mnist --model dgp --inference dsvi --depth 2 --steps 5 --batch 200 \
   --samples 1 --kl-anneal 0 --width 5 --inducing 10 --test-samples 2 --elbo-repeats 1 \

@@ -11,6 +11,7 @@
 #include "autodiff/ops_shape.hpp"
 #include "kernels/psi.hpp"
 #include "kernels/se.hpp"
+#include "models/dsvi_dgp.hpp"
 #include "models/kmeans.hpp"
 #include "util/error.hpp"
 
@@ -170,20 +171,7 @@ AepDgp::AepDgp(const AepConfig& config, const arma::mat& X_train, random::Stream
   arma::mat X_running = X_train;
   W_.assign(L, arma::mat());
   for (size_t l = 0; cfg_.linear_mean && l + 1 < L; ++l) {
-    const arma::uword din = widths_[l], dout = widths_[l + 1];
-    if (din == dout) {
-      W_[l] = arma::eye(din, dout);
-    } else if (din > dout) {
-      arma::mat U, V;
-      arma::vec s;
-      if (!arma::svd_econ(U, s, V, X_running, "right")) {
-        throw Error(fmt::format("AEP DGP: SVD of the {}x{} running inputs failed (layer {})",
-                                X_running.n_rows, X_running.n_cols, l));
-      }
-      W_[l] = V.cols(0, dout - 1);
-    } else {
-      W_[l] = arma::eye(din, dout);
-    }
+    W_[l] = linear_mean_map(X_running, widths_[l + 1], "AEP DGP", l);
     X_running = X_running * W_[l];
   }
 
@@ -212,11 +200,7 @@ AepDgp::AepDgp(const AepConfig& config, const arma::mat& X_train, random::Stream
 }
 
 std::string AepDgp::describe() const {
-  std::string w;
-  for (size_t i = 0; i < widths_.size(); ++i) {
-    if (i > 0) w += '-';
-    w += fmt::format("{}", widths_[i]);
-  }
+  const std::string w = widths_text(widths_);
   return fmt::format(
       "AEP DGP: depth {}, widths {}, M={} pseudo-points per GP, independent ARD SE kernels and "
       "pseudo-inputs per output, {} mean functions, moment-matching propagation, Gaussian "

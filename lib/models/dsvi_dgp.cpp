@@ -27,6 +27,29 @@ std::vector<arma::uword> dsvi_widths(arma::uword input_dim, const DsviConfig& c)
   return w;
 }
 
+std::string widths_text(const std::vector<arma::uword>& widths) {
+  std::string w;
+  for (size_t i = 0; i < widths.size(); ++i) {
+    if (i > 0) w += '-';
+    w += fmt::format("{}", widths[i]);
+  }
+  return w;
+}
+
+arma::mat linear_mean_map(const arma::mat& X_running, arma::uword dout, const char* model,
+                          size_t layer) {
+  const arma::uword din = X_running.n_cols;
+  if (din <= dout) return arma::eye(din, dout);  // identity, or [I, 0]
+  // First D_out right-singular vectors of the uncentred running inputs.
+  arma::mat U, V;
+  arma::vec s;
+  if (!arma::svd_econ(U, s, V, X_running, "right")) {
+    throw Error(fmt::format("{}: SVD of the {}x{} running inputs failed (layer {})", model,
+                            X_running.n_rows, X_running.n_cols, layer));
+  }
+  return V.cols(0, dout - 1);
+}
+
 DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, random::Stream& init)
     : DsviDgp(config, X_train,
               kmeans_inducing(X_train, config.num_inducing, init, config.kmeans_iterations,
@@ -59,19 +82,7 @@ DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, const arma:
       layers_.emplace_back(prefix, Z_running, lc, layers::MeanFunction::kIdentity);
       continue;
     }
-    arma::mat W;
-    if (din > dout) {
-      // First D_out right-singular vectors of the uncentred running inputs.
-      arma::mat U, V;
-      arma::vec s;
-      if (!arma::svd_econ(U, s, V, X_running, "right")) {
-        throw Error(fmt::format("DSVI DGP: SVD of the {}x{} running inputs failed (layer {})",
-                                X_running.n_rows, X_running.n_cols, l));
-      }
-      W = V.cols(0, dout - 1);
-    } else {
-      W = arma::eye(din, dout);  // [I, 0]
-    }
+    const arma::mat W = linear_mean_map(X_running, dout, "DSVI DGP", l);
     layers_.emplace_back(prefix, Z_running, lc, layers::MeanFunction::kLinear, W);
     Z_running = Z_running * W;
     X_running = X_running * W;
@@ -93,11 +104,7 @@ DsviDgp::DsviDgp(const DsviConfig& config, const arma::mat& X_train, const arma:
 }
 
 std::string DsviDgp::describe() const {
-  std::string w;
-  for (size_t i = 0; i < widths_.size(); ++i) {
-    if (i > 0) w += '-';
-    w += fmt::format("{}", widths_[i]);
-  }
+  const std::string w = widths_text(widths_);
   return fmt::format(
       "DSVI DGP: depth {}, widths {}, M={} inducing per layer, SE kernel ({}), {}, White {:g} on "
       "inner layers, {}",

@@ -60,6 +60,16 @@ struct DsviConfig {
 /// The layer widths D_0 (inputs), D_1, ..., D_L = 1 (C for C classes) for D input features.
 std::vector<arma::uword> dsvi_widths(arma::uword input_dim, const DsviConfig& config);
 
+/// Layer widths as "13-30-1" (for describe()).
+std::string widths_text(const std::vector<arma::uword>& widths);
+
+/// The fixed linear mean function of an inner layer from D_in = X_running.n_cols to D_out
+/// features (report eq. 3.12; notes 5b `init_layers_linear`): the identity when equal, the first
+/// D_out right-singular vectors of the uncentred running inputs when D_in > D_out, zero padding
+/// [I, 0] when D_in < D_out. `model` and `layer` name it in errors.
+arma::mat linear_mean_map(const arma::mat& X_running, arma::uword dout, const char* model,
+                          size_t layer);
+
 class DsviDgp : public Model {
  public:
   /// Initialises Z by k-means on X_train (models/kmeans.hpp, with `init`) and the mean functions

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "models/diwp.hpp"
 #include "models/aep_dgp.hpp"
+#include "models/diwp.hpp"
 #include "models/dsvi_dgp.hpp"
 #include "models/dwp.hpp"
 #include "models/gi_dgp.hpp"
@@ -170,7 +170,8 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
   }
   if (spec.model == "dgp" && spec.inference == "aep") {
     if (spec.kernel != "se") {
-      throw ConfigError(fmt::format("dgp aep: kernel '{}' is not available (se only)", spec.kernel));
+      throw ConfigError(
+          fmt::format("dgp aep: kernel '{}' is not available (se only)", spec.kernel));
     }
     AepConfig cfg;
     cfg.depth = spec.depth;

@@ -1,5 +1,7 @@
 #include "kernels/psi.hpp"
 
+#include <cblas.h>
+
 #include <cmath>
 #include <string>
 
@@ -184,13 +186,18 @@ Var psi2_contract(const Var& mu, const Var& v, const Var& Z, const Var& a, const
       arma::mat dZ(M, D, arma::fill::zeros), dGl(M, M, arma::fill::zeros);
       arma::rowvec da(D, arma::fill::zeros);
       double dh = 0.0;
-      arma::mat Psi;
+      // [Z, 1]: with P the point's weights (lower triangle), P [Z, 1] and P^T [Z, 1] give every
+      // sum the adjoint needs (row and column sums, P z_q, P^T z_q) through two triangular
+      // products instead of a scalar pass over the pairs per input dimension.
+      arma::mat Zx(M, D + 1);
+      Zx.head_cols(D) = z;
+      Zx.col(D).ones();
+      arma::mat Psi, R, Cc;
       for (arma::uword n = 0; n < B; ++n) {
         const double en = out->adj[n];
         if (en == 0.0) continue;
         psi2_lower(m, vv, z, av, hv, E, n, Psi);
         // P_ij = e_n F_ij Psi_ij (i >= j): each pair once, with both orders' weights.
-        double sumP = 0.0;
         for (arma::uword j = 0; j < M; ++j) {
           double* ps = Psi.colptr(j);
           const double* f = F.colptr(j);
@@ -198,31 +205,42 @@ Var psi2_contract(const Var& mu, const Var& v, const Var& Z, const Var& a, const
           for (arma::uword i = j; i < M; ++i) {
             dg[i] += en * ps[i];
             ps[i] *= en * f[i];
-            sumP += ps[i];
           }
         }
+        R = Zx;
+        Cc = Zx;
+        cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, int(M),
+                    int(D + 1), 1.0, Psi.memptr(), int(M), R.memptr(), int(M));
+        cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, int(M),
+                    int(D + 1), 1.0, Psi.memptr(), int(M), Cc.memptr(), int(M));
+        const double* r = R.colptr(D);   // row sums
+        const double* c = Cc.colptr(D);  // column sums
+        double sumP = 0.0;
+        for (arma::uword i = 0; i < M; ++i) sumP += r[i];
         dh += 2.0 * sumP / hv;
         for (arma::uword q = 0; q < D; ++q) {
           const double aq = av[q], den = aq + 2.0 * vv(n, q), mq = m(n, q);
           const double inv2a = 1.0 / (2.0 * aq), invden = 1.0 / den;
           const double* zq = z.colptr(q);
+          const double *Pz = R.colptr(q), *PTz = Cc.colptr(q);
           double* dzq = dZ.colptr(q);
-          double s_d = 0.0, s_d2 = 0.0, s_dz2 = 0.0;
-          for (arma::uword j = 0; j < M; ++j) {
-            const double* p = Psi.colptr(j);
-            const double zj = zq[j];
-            double dzj = 0.0;
-            for (arma::uword i = j; i < M; ++i) {
-              const double dz = zq[i] - zj, d = mq - 0.5 * (zq[i] + zj), pij = p[i];
-              s_d += pij * d;
-              s_d2 += pij * d * d;
-              s_dz2 += pij * dz * dz;
-              // The pair's two orders: z_i gets -dz/(2a) + d/den, z_j gets dz/(2a) + d/den.
-              dzq[i] += pij * (d * invden - dz * inv2a);
-              dzj += pij * (d * invden + dz * inv2a);
-            }
-            dzq[j] += dzj;
+          double zr = 0.0, zc = 0.0, z2r = 0.0, z2c = 0.0, zPz = 0.0;
+          for (arma::uword i = 0; i < M; ++i) {
+            const double zi = zq[i];
+            zr += zi * r[i];
+            zc += zi * c[i];
+            z2r += zi * zi * r[i];
+            z2c += zi * zi * c[i];
+            zPz += zi * Pz[i];
+            // z_i as the row of a pair gets d / den - (z_i - z_j) / (2a), as its column
+            // d / den + (z_j - z_i) / (2a), with d = m - (z_i + z_j) / 2.
+            dzq[i] += ((r[i] + c[i]) * (mq - 0.5 * zi) - 0.5 * (Pz[i] + PTz[i])) * invden +
+                      (Pz[i] + PTz[i] - zi * (r[i] + c[i])) * inv2a;
           }
+          // sums over the pairs of P d, P d^2 and P (z_i - z_j)^2
+          const double s_d = mq * sumP - 0.5 * (zr + zc);
+          const double s_d2 = mq * mq * sumP - mq * (zr + zc) + 0.25 * (z2r + z2c + 2.0 * zPz);
+          const double s_dz2 = z2r + z2c - 2.0 * zPz;
           dmu(n, q) += -2.0 * s_d * invden;
           dv(n, q) += -sumP * invden + 2.0 * s_d2 * invden * invden;
           da[q] += sumP * vv(n, q) / (aq * den) + s_dz2 / (4.0 * aq * aq) + s_d2 * invden * invden;

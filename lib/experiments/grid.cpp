@@ -444,7 +444,7 @@ void validate_run_spec(const RunSpec& s) {
     m.kernel = s.kernel;
     if (!models::classifies(m)) {
       throw ConfigError(fmt::format(
-          "{} is a classification dataset: models sgp, dgp dsvi, nngp, diwp and dgp "
+          "{} is a classification dataset: models sgp, dgp dsvi, dgp aep, nngp, diwp and dgp "
           "global-inducing with the relu kernel classify, {} does not yet",
           s.dataset, s.model + (s.inference.empty() ? "" : " " + s.inference) + " " + s.kernel));
     }

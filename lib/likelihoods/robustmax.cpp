@@ -128,40 +128,64 @@ arma::vec prob_largest(const arma::mat& m, const arma::mat& v, const arma::uvec&
   return P;
 }
 
-autodiff::Var robustmax_ell_sum(const autodiff::Var& m, const autodiff::Var& v, const arma::uvec& y,
-                                const RobustMax& rm) {
+namespace {
+
+// An op in m and v with the given value whose adjoint is the output's adjoint times
+// sum_n w_n dP_n / d(m_n, v_n), P_n = P(argmax = y_n): both sums below are functions of the P_n.
+autodiff::Var prob_op(const autodiff::Var& m, const autodiff::Var& v, const arma::uvec& y,
+                      std::shared_ptr<GaussHermite> gh, double value, arma::vec w) {
+  return m.tape().record(
+      arma::mat(1, 1, arma::fill::value(value)), {m, v}, [m, v, y, gh, w](autodiff::Node* out) {
+        return [m, v, y, gh, w, out] {
+          const arma::uword N = m.n_rows(), C = m.n_cols();
+          arma::mat dm(N, C, arma::fill::zeros), dv(N, C, arma::fill::zeros);
+          std::vector<double> mr, vr, gm(C), gv(C);
+          for (arma::uword n = 0; n < N; ++n) {
+            row(m.val(), n, mr);
+            row(v.val(), n, vr);
+            std::fill(gm.begin(), gm.end(), 0.0);
+            std::fill(gv.begin(), gv.end(), 0.0);
+            point_prob(mr, vr, y[n], *gh, out->adj(0, 0) * w[n], gm.data(), gv.data());
+            for (arma::uword c = 0; c < C; ++c) {
+              dm(n, c) = gm[c];
+              dv(n, c) = gv[c];
+            }
+          }
+          if (m.needs_grad()) autodiff::accumulate(m, std::move(dm));
+          if (v.needs_grad()) autodiff::accumulate(v, std::move(dv));
+        };
+      });
+}
+
+void check_classes(const autodiff::Var& m, const RobustMax& rm) {
   validate(rm);
   if (m.n_cols() != rm.classes) {
     throw Error(
         fmt::format("robust-max: {} latent columns for {} classes", m.n_cols(), rm.classes));
   }
+}
+
+}  // namespace
+
+autodiff::Var robustmax_ell_sum(const autodiff::Var& m, const autodiff::Var& v, const arma::uvec& y,
+                                const RobustMax& rm) {
+  check_classes(m, rm);
   auto gh = std::make_shared<GaussHermite>(gauss_hermite(rm.gh_points));
   const arma::vec P = prob_largest(m.val(), v.val(), y, *gh);
   const double log_other = std::log(rm.eps / double(rm.classes - 1));
   const double delta = std::log1p(-rm.eps) - log_other;  // d value / d P_n
   const double value = double(P.n_elem) * log_other + delta * arma::accu(P);
-  return m.tape().record(arma::mat(1, 1, arma::fill::value(value)), {m, v},
-                         [m, v, y, gh, delta](autodiff::Node* out) {
-                           return [m, v, y, gh, delta, out] {
-                             const double g = out->adj(0, 0) * delta;
-                             const arma::uword N = m.n_rows(), C = m.n_cols();
-                             arma::mat dm(N, C, arma::fill::zeros), dv(N, C, arma::fill::zeros);
-                             std::vector<double> mr, vr, gm(C), gv(C);
-                             for (arma::uword n = 0; n < N; ++n) {
-                               row(m.val(), n, mr);
-                               row(v.val(), n, vr);
-                               std::fill(gm.begin(), gm.end(), 0.0);
-                               std::fill(gv.begin(), gv.end(), 0.0);
-                               point_prob(mr, vr, y[n], *gh, g, gm.data(), gv.data());
-                               for (arma::uword c = 0; c < C; ++c) {
-                                 dm(n, c) = gm[c];
-                                 dv(n, c) = gv[c];
-                               }
-                             }
-                             if (m.needs_grad()) autodiff::accumulate(m, std::move(dm));
-                             if (v.needs_grad()) autodiff::accumulate(v, std::move(dv));
-                           };
-                         });
+  return prob_op(m, v, y, gh, value, arma::vec(P.n_elem, arma::fill::value(delta)));
+}
+
+autodiff::Var robustmax_log_z_sum(const autodiff::Var& m, const autodiff::Var& v,
+                                  const arma::uvec& y, const RobustMax& rm) {
+  check_classes(m, rm);
+  auto gh = std::make_shared<GaussHermite>(gauss_hermite(rm.gh_points));
+  const arma::vec P = prob_largest(m.val(), v.val(), y, *gh);
+  const double other = rm.eps / double(rm.classes - 1), slope = 1.0 - rm.eps - other;
+  const arma::vec Z = other + slope * P;  // (1 - eps) P + other (1 - P)
+  return prob_op(m, v, y, gh, arma::accu(arma::log(Z)), slope / Z);
 }
 
 arma::mat robustmax_class_probs(const arma::mat& m, const arma::mat& v, const RobustMax& rm) {

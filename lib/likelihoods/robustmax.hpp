@@ -48,6 +48,12 @@ arma::vec prob_largest(const arma::mat& m, const arma::mat& v, const arma::uvec&
 autodiff::Var robustmax_ell_sum(const autodiff::Var& m, const autodiff::Var& v, const arma::uvec& y,
                                 const RobustMax& rm);
 
+/// Sum over the points of log E_q p(y_n | f_n) = log((1 - eps) P_n + eps / (C - 1) (1 - P_n)),
+/// P_n = P(argmax = y_n): the tilted normaliser of the approximate-EP DGP (DSVI report eq.
+/// 3.14-3.15), an autodiff op in m and v (N x C each).
+autodiff::Var robustmax_log_z_sum(const autodiff::Var& m, const autodiff::Var& v,
+                                  const arma::uvec& y, const RobustMax& rm);
+
 /// p(y = c | q) for every point and class (N x C, rows sum to 1 up to the quadrature error).
 arma::mat robustmax_class_probs(const arma::mat& m, const arma::mat& v, const RobustMax& rm);
 

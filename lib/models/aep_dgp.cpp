@@ -11,6 +11,7 @@
 #include "autodiff/ops_shape.hpp"
 #include "kernels/psi.hpp"
 #include "kernels/se.hpp"
+#include "likelihoods/robustmax.hpp"
 #include "models/dsvi_dgp.hpp"
 #include "models/kmeans.hpp"
 #include "util/error.hpp"
@@ -23,6 +24,12 @@ using autodiff::Var;
 namespace {
 
 constexpr const char* kNoise = "likelihood.log_variance";
+
+// The robust-max quadrature needs variances above 0; moment matching gives them but for
+// round-off (gp_moments clamps at 0).
+Var positive_var(const Var& v) {
+  return ad::clamp(v, 1e-12, std::numeric_limits<double>::infinity());
+}
 
 std::string gp_key(size_t l, size_t d, const char* what) {
   return fmt::format("layer{}.gp{}.{}", l, d, what);
@@ -156,7 +163,8 @@ AepDgp::AepDgp(const AepConfig& config, const arma::mat& X_train, random::Stream
   }
   widths_.push_back(X_train.n_cols);
   for (size_t l = 0; l + 1 < cfg_.depth; ++l) widths_.push_back(cfg_.hidden_width);
-  widths_.push_back(1);
+  if (cfg_.num_classes == 1) throw ConfigError("AEP DGP: classification needs at least 2 classes");
+  widths_.push_back(cfg_.num_classes > 0 ? cfg_.num_classes : 1);
   const size_t L = cfg_.depth;
 
   random::Stream zs = init.child("aep-kmeans");
@@ -196,16 +204,19 @@ AepDgp::AepDgp(const AepConfig& config, const arma::mat& X_train, random::Stream
       initial_[gp_key(l, d, "site_t")] = lin / alpha;
     }
   }
-  initial_[kNoise] = arma::mat(1, 1, arma::fill::value(std::log(cfg_.noise_variance)));
+  if (cfg_.num_classes == 0) {
+    initial_[kNoise] = arma::mat(1, 1, arma::fill::value(std::log(cfg_.noise_variance)));
+  }
 }
 
 std::string AepDgp::describe() const {
   const std::string w = widths_text(widths_);
   return fmt::format(
       "AEP DGP: depth {}, widths {}, M={} pseudo-points per GP, independent ARD SE kernels and "
-      "pseudo-inputs per output, {} mean functions, moment-matching propagation, Gaussian "
-      "likelihood",
-      cfg_.depth, w, initial_.at(gp_key(0, 0, "Z")).n_rows, cfg_.linear_mean ? "linear" : "zero");
+      "pseudo-inputs per output, {} mean functions, moment-matching propagation, {}",
+      cfg_.depth, w, initial_.at(gp_key(0, 0, "Z")).n_rows, cfg_.linear_mean ? "linear" : "zero",
+      cfg_.num_classes > 0 ? fmt::format("robust-max likelihood over {} classes", cfg_.num_classes)
+                           : std::string("Gaussian likelihood"));
 }
 
 AepDgp::Moments AepDgp::propagate(const VarMap& params, const arma::mat& X, double n_train,
@@ -214,7 +225,7 @@ AepDgp::Moments AepDgp::propagate(const VarMap& params, const arma::mat& X, doub
     throw Error(fmt::format("AEP DGP: the energy needs N > 1 training points (got {})", n_train));
   }
   const double c = n_train > 0.0 ? (n_train - 1.0) / n_train : 1.0;
-  ad::Tape& tape = get(params, kNoise).tape();
+  ad::Tape& tape = get(params, gp_key(0, 0, "Z")).tape();
   Var mu = tape.constant(X), v;
   Var energy;
   for (size_t l = 0; l < cfg_.depth; ++l) {
@@ -245,16 +256,28 @@ ElboEstimate AepDgp::elbo(const VarMap& params, const arma::mat& X, const arma::
   Var energy;
   const Moments f = propagate(params, X, n_train, &energy);
   ad::Tape& tape = f.mean.tape();
+  const double B = double(y.n_elem);
+  const Var kl = ad::scale(energy, -1.0 / n_train);
+  ElboEstimate e;
+  if (cfg_.num_classes > 0) {
+    likelihoods::RobustMax rm;
+    rm.classes = cfg_.num_classes;
+    const Var ell = ad::scale(
+        likelihoods::robustmax_log_z_sum(f.mean, positive_var(f.var),
+                                         likelihoods::class_labels(y, cfg_.num_classes), rm),
+        1.0 / B);
+    e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
+    e.expected_loglik = ell.scalar();
+    e.kl = kl.scalar();
+    return e;
+  }
   const Var s2 = ad::exp(get(params, kNoise));
   const Var tot = ad::add_each_row(f.var, s2);  // v_n + s2
   const Var resid = ad::sub(tape.constant(y), f.mean);
   // mean_n log N(y_n; m_n, v_n + s2)
   const Var logz =
       ad::scale(ad::add(ad::sum(ad::log(tot)), ad::sum(ad::div(ad::square(resid), tot))), -0.5);
-  const double B = double(y.n_elem);
   const Var ell = ad::add_scalar(ad::scale(logz, 1.0 / B), -0.5 * std::log(2.0 * M_PI));
-  const Var kl = ad::scale(energy, -1.0 / n_train);
-  ElboEstimate e;
   e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
   e.expected_loglik = ell.scalar();
   e.kl = kl.scalar();
@@ -264,19 +287,24 @@ ElboEstimate AepDgp::elbo(const VarMap& params, const arma::mat& X, const arma::
 Predictive AepDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,
                            random::Stream& /*rng*/, bool keep_hidden) const {
   const size_t S = std::max<size_t>(samples, 1);
+  const arma::uword outs = widths_.back();
   Predictive p;
+  p.classes = cfg_.num_classes;
+  p.class_likelihood = likelihoods::ClassLikelihood::RobustMax;
   if (keep_hidden) p.hidden.assign(S, {});  // moments, not samples: no hidden draws to report
-  p.mean.set_size(X.n_rows, S);
-  p.var.set_size(X.n_rows, S);
+  p.mean.set_size(X.n_rows, S * outs);
+  p.var.set_size(X.n_rows, S * outs);
   const arma::uword chunk = std::max<size_t>(cfg_.predict_chunk, 1);
   for (arma::uword r0 = 0; r0 < X.n_rows; r0 += chunk) {
     const arma::uword r1 = std::min<arma::uword>(X.n_rows, r0 + chunk) - 1;
     ad::Tape tape;
     const VarMap vars = to_vars(tape, params, false);
     const Moments f = propagate(vars, X.rows(r0, r1), 0.0, nullptr);
-    const double s2 = std::exp(get(vars, kNoise).scalar());
+    // Classification: the C latent Gaussians, no noise (eval turns them into probabilities).
+    const arma::mat var = cfg_.num_classes > 0 ? positive_var(f.var).val()
+                                               : f.var.val() + std::exp(get(vars, kNoise).scalar());
     p.mean.rows(r0, r1) = arma::repmat(f.mean.val(), 1, S);
-    p.var.rows(r0, r1) = arma::repmat(f.var.val() + s2, 1, S);
+    p.var.rows(r0, r1) = arma::repmat(var, 1, S);
     p.chol.merge(tape.chol_stats());
   }
   return p;

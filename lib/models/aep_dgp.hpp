@@ -1,7 +1,10 @@
 // Deep GP trained with approximate expectation propagation, "AEP" (Bui et al. 2016, "Deep Gaussian
 // processes for regression using approximate expectation propagation"; the DSVI reproduction
 // report's AEP-2 baseline, sections 3.1-3.2 and 4, which extends it with linear mean functions).
-// Regression only (the report's multi-class extension is not implemented).
+// Regression, and multi-class classification with the robust-max likelihood (report section
+// 3.1.1): C output GPs, log Z_n = log((1 - eps) P_n + eps / (C - 1) (1 - P_n)) with P_n the
+// probability that output y_n is the largest under the moment-matched Gaussians (eq. 3.14-3.15,
+// by Gauss-Hermite quadrature), no noise parameter; the predictive holds the C Gaussians.
 //
 // Model (report section 4: "2 dimensions for all inner layers and 100 pseudo-points"; "Bui et al.
 // use independent pseudo-points and kernels across dimensions"): L layers of widths
@@ -73,6 +76,9 @@ struct AepConfig {
   size_t kmeans_iterations = 10;
   size_t median_rows = 1000;    ///< geepee: the median distance of at most 1000 random rows
   size_t predict_chunk = 1000;  ///< test rows per block in predict()
+  /// 0: regression; C >= 2: classification with C output GPs and the robust-max likelihood
+  /// (report section 3.1.1: eps 1e-3 and 20 Gauss-Hermite points, likelihoods/robustmax.hpp).
+  size_t num_classes = 0;
 };
 
 class AepDgp : public Model {

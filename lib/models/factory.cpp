@@ -91,7 +91,7 @@ void check_model_options(const ModelSpec& spec) {
 
 bool classifies(const ModelSpec& spec) {
   return spec.model == "sgp" || spec.model == "nngp" || spec.model == "diwp" ||
-         (spec.model == "dgp" && (spec.inference == "dsvi" ||
+         (spec.model == "dgp" && (spec.inference == "dsvi" || spec.inference == "aep" ||
                                   (spec.inference == "global-inducing" && spec.kernel == "relu")));
 }
 
@@ -111,7 +111,8 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
   check_model_options(spec);
   if (spec.classes > 0 && !classifies(spec)) {
     throw ConfigError(fmt::format(
-        "classification ({} classes) is available for sgp, dgp --inference dsvi (robust-max), "
+        "classification ({} classes) is available for sgp, dgp --inference dsvi or aep "
+        "(robust-max), "
         "nngp, diwp and dgp --inference global-inducing --kernel relu (softmax); not for {}{}",
         spec.classes, spec.model,
         spec.inference.empty() ? ""
@@ -177,6 +178,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.depth = spec.depth;
     cfg.num_inducing = spec.inducing;
     if (spec.width > 0) cfg.hidden_width = spec.width;  // else the report's 2
+    cfg.num_classes = spec.classes;
     return std::make_unique<AepDgp>(cfg, X_train, init);
   }
   if (spec.model == "dgp") {

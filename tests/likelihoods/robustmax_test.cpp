@@ -131,6 +131,39 @@ TEST_CASE("robustmax_ell_sum: value from prob_largest, gradients against finite 
   for (arma::uword n = 0; n < y.n_elem; ++n) CHECK(grads[0](n, y[n]) > 0.0);
 }
 
+TEST_CASE(
+    "robustmax_log_z_sum: log of the predictive probability, gradients against finite "
+    "differences") {
+  lk::RobustMax rm;
+  rm.classes = 4;
+  rm.eps = 0.01;
+  rm.gh_points = 12;
+  const arma::uvec y = {1, 3, 0, 2, 2};
+  const arma::mat m = dkp::test::randm(5, 4, -1.5, 1.5);
+  const arma::mat v = dkp::test::randm(5, 4, 0.2, 2.0);
+  const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& x) {
+    return lk::robustmax_log_z_sum(x[0], x[1], y, rm);
+  };
+  // The same numbers as the log of robustmax_class_probs at the labels.
+  const arma::mat probs = lk::robustmax_class_probs(m, v, rm);
+  double expected = 0.0;
+  for (arma::uword n = 0; n < y.n_elem; ++n) expected += std::log(probs(n, y[n]));
+  const auto val = ad::check_value(f, {m, v}, expected);
+  INFO(val.detail);
+  CHECK(val.ok);
+  ad::Tolerances tol;
+  tol.rel = 1e-6;
+  tol.abs = 1e-9;
+  const auto g = ad::check_gradient(f, {m, v}, tol);
+  INFO(g.detail);
+  CHECK(g.ok);
+  const auto grads = ad::gradients(f, {m, v});
+  for (arma::uword n = 0; n < y.n_elem; ++n) CHECK(grads[0](n, y[n]) > 0.0);
+  CHECK_THROWS_AS(
+      lk::robustmax_log_z_sum(ad::Tape().constant(m), ad::Tape().constant(v), y, lk::RobustMax{}),
+      dkp::Error);
+}
+
 TEST_CASE("robust-max: bad labels, shapes and settings are errors") {
   CHECK(lk::class_labels(arma::vec{0, 3, 9}, 10)[2] == 9);
   CHECK_THROWS_AS(lk::class_labels(arma::vec{0, 1.5}, 10), dkp::Error);

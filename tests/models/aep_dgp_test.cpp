@@ -199,3 +199,33 @@ TEST_CASE("AEP DGP: predictions, description and refusals") {
                              data.y.head(5), 20.0, 1, 1.0, rng),
                   dkp::Error);
 }
+
+TEST_CASE("AEP DGP classification: robust-max energy gradients, predictive classes") {
+  // Three classes from the signs of two features.
+  Tiny data = tiny_data(12, 3, 10);
+  for (arma::uword n = 0; n < data.y.n_elem; ++n) {
+    data.y[n] = double(int(data.X(n, 0) > 0.0) + int(data.X(n, 1) > 0.0));
+  }
+  m::AepConfig c = tiny_config(2);
+  c.num_classes = 3;
+  dkp::random::Stream init(8);
+  const m::AepDgp model(c, data.X, init);
+  CHECK(model.widths().back() == 3);
+  CHECK(model.initial_parameters().count("likelihood.log_variance") == 0);
+  CHECK(model.describe().find("robust-max likelihood over 3 classes") != std::string::npos);
+  dkp::test::expect_elbo_gradient(model, data, 23);
+  dkp::random::Stream r(2);
+  const m::Predictive p = model.predict(model.initial_parameters(), data.X.rows(0, 4), 2, r);
+  CHECK(p.classes == 3);
+  CHECK(p.class_likelihood == dkp::likelihoods::ClassLikelihood::RobustMax);
+  CHECK(p.mean.n_cols == 6);
+  CHECK(p.var.min() > 0.0);
+  // Labels outside 0..2 are refused.
+  Tape tape;
+  data.y[0] = 3.0;
+  CHECK_THROWS_AS(model.elbo(m::to_vars(tape, model.initial_parameters(), false), data.X, data.y,
+                             20.0, 1, 1.0, r),
+                  dkp::Error);
+  c.num_classes = 1;
+  CHECK_THROWS_AS(m::AepDgp(c, data.X, init), dkp::ConfigError);
+}

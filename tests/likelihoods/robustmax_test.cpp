@@ -103,21 +103,24 @@ TEST_CASE("robustmax_class_probs: rows are distributions, the largest mean wins"
   CHECK(p(1, 0) > 0.8);
 }
 
-TEST_CASE("robustmax_ell_sum: value from prob_largest, gradients against finite differences") {
+namespace {
+
+// A sum-over-points robust-max op (4 classes, eps 0.01, 12 points) at random means and variances:
+// its value against `expected(m, v, y, rm)`, its gradients against finite differences, and the
+// true class's mean raising it at every point (so the gradient is not trivially zero).
+using ProbOp = ad::Var (*)(const ad::Var&, const ad::Var&, const arma::uvec&, const lk::RobustMax&);
+template <class Expected>
+void check_prob_op(ProbOp op, const arma::uvec& y, Expected expected) {
   lk::RobustMax rm;
   rm.classes = 4;
   rm.eps = 0.01;
   rm.gh_points = 12;
-  const arma::uvec y = {2, 0, 3, 1, 1};
   const arma::mat m = dkp::test::randm(5, 4, -1.5, 1.5);
   const arma::mat v = dkp::test::randm(5, 4, 0.2, 2.0);
   const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& x) {
-    return lk::robustmax_ell_sum(x[0], x[1], y, rm);
+    return op(x[0], x[1], y, rm);
   };
-  const arma::vec P = lk::prob_largest(m, v, y, lk::gauss_hermite(rm.gh_points));
-  const double expected =
-      arma::accu(P * std::log(1.0 - rm.eps) + (1.0 - P) * std::log(rm.eps / 3.0));
-  const auto val = ad::check_value(f, {m, v}, expected);
+  const auto val = ad::check_value(f, {m, v}, expected(m, v, rm));
   INFO(val.detail);
   CHECK(val.ok);
   ad::Tolerances tol;
@@ -126,41 +129,38 @@ TEST_CASE("robustmax_ell_sum: value from prob_largest, gradients against finite 
   const auto g = ad::check_gradient(f, {m, v}, tol);
   INFO(g.detail);
   CHECK(g.ok);
-  // The gradient is not trivially zero: raising the true class's mean raises E log p.
   const auto grads = ad::gradients(f, {m, v});
   for (arma::uword n = 0; n < y.n_elem; ++n) CHECK(grads[0](n, y[n]) > 0.0);
+}
+
+}  // namespace
+
+TEST_CASE("robustmax_ell_sum: value from prob_largest, gradients against finite differences") {
+  const arma::uvec y = {2, 0, 3, 1, 1};
+  check_prob_op(
+      lk::robustmax_ell_sum, y,
+      [&](const arma::mat& m, const arma::mat& v, const lk::RobustMax& rm) {
+        const arma::vec P = lk::prob_largest(m, v, y, lk::gauss_hermite(rm.gh_points));
+        return arma::accu(P * std::log(1.0 - rm.eps) + (1.0 - P) * std::log(rm.eps / 3.0));
+      });
 }
 
 TEST_CASE(
     "robustmax_log_z_sum: log of the predictive probability, gradients against finite "
     "differences") {
-  lk::RobustMax rm;
-  rm.classes = 4;
-  rm.eps = 0.01;
-  rm.gh_points = 12;
-  const arma::uvec y = {1, 3, 0, 2, 2};
-  const arma::mat m = dkp::test::randm(5, 4, -1.5, 1.5);
-  const arma::mat v = dkp::test::randm(5, 4, 0.2, 2.0);
-  const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& x) {
-    return lk::robustmax_log_z_sum(x[0], x[1], y, rm);
-  };
   // The same numbers as the log of robustmax_class_probs at the labels.
-  const arma::mat probs = lk::robustmax_class_probs(m, v, rm);
-  double expected = 0.0;
-  for (arma::uword n = 0; n < y.n_elem; ++n) expected += std::log(probs(n, y[n]));
-  const auto val = ad::check_value(f, {m, v}, expected);
-  INFO(val.detail);
-  CHECK(val.ok);
-  ad::Tolerances tol;
-  tol.rel = 1e-6;
-  tol.abs = 1e-9;
-  const auto g = ad::check_gradient(f, {m, v}, tol);
-  INFO(g.detail);
-  CHECK(g.ok);
-  const auto grads = ad::gradients(f, {m, v});
-  for (arma::uword n = 0; n < y.n_elem; ++n) CHECK(grads[0](n, y[n]) > 0.0);
+  const arma::uvec y = {1, 3, 0, 2, 2};
+  check_prob_op(lk::robustmax_log_z_sum, y,
+                [&](const arma::mat& m, const arma::mat& v, const lk::RobustMax& rm) {
+                  const arma::mat probs = lk::robustmax_class_probs(m, v, rm);
+                  double e = 0.0;
+                  for (arma::uword n = 0; n < y.n_elem; ++n) e += std::log(probs(n, y[n]));
+                  return e;
+                });
+  ad::Tape t;
   CHECK_THROWS_AS(
-      lk::robustmax_log_z_sum(ad::Tape().constant(m), ad::Tape().constant(v), y, lk::RobustMax{}),
+      lk::robustmax_log_z_sum(t.constant(arma::mat(5, 4, arma::fill::zeros)),
+                              t.constant(arma::mat(5, 4, arma::fill::ones)), y, lk::RobustMax{}),
       dkp::Error);
 }
 

@@ -47,10 +47,11 @@ po::options_description run_options() {
                                          "(command-line values take precedence)")
     ("dataset", po::value<std::string>(), "UCI dataset: boston concrete energy kin8nm naval "
                                           "power protein wine yacht (regression); mnist "
-                                          "(10 classes, robust-max; sgp and dgp dsvi)")
+                                          "(10 classes; robust-max: sgp, dgp dsvi | aep; softmax: "
+                                          "nngp, diwp, dgp global-inducing --kernel relu)")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
-    ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing | aep (approximate EP, regression)")
+    ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing | aep (approximate EP)")
     ("posterior", po::value<std::string>()->default_value(""), "dwp: gw | agw | abgw")
     ("depth", po::value<int>()->default_value(2), "number of layers including the output layer (sgp: 1)")
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")

@@ -104,7 +104,7 @@ po::options_description run_options() {
     ("elbo-repeats", po::value<int>()->default_value(10),
      "independent estimates of the final ELBO (each with --samples samples) whose mean and "
      "standard error go into the result as elbo_mean and elbo_se; `elbo` stays the first "
-     "estimate, the protocol's")
+     "estimate, the protocol's (default: 10, or 1 for a deterministic ELBO: sgp, dgp aep)")
     ("out", po::value<std::string>(), "run directory (default results/runs/adhoc/<dataset>/split<k>/<hash>)")
     ("predictions", po::value<std::string>(), "also write per-test-point predictions to this CSV")
     ("log-every", po::value<long>()->default_value(500), "progress line every N steps (0: never)")
@@ -404,9 +404,12 @@ int cmd_run(const std::vector<std::string>& args) {
   if (training::stop_requested().load()) return interrupted("during the prediction");
   // Estimate 0 draws from run.child("final-elbo", 0), as the single final estimate always did.
   training::ElboRepeats er;
+  // A deterministic ELBO gives the same number every time: one estimate, unless asked for more.
+  const int repeats =
+      model->deterministic_elbo() && vm["elbo-repeats"].defaulted() ? 1 : elbo_repeats;
   try {
     er = training::estimate_elbo_repeated(*model, tr.params, split.X_train, split.y_train,
-                                          size_t(p.train_samples), size_t(elbo_repeats), run,
+                                          size_t(p.train_samples), size_t(repeats), run,
                                           "final-elbo", size_t(threads));
   } catch (const training::Interrupted&) {
     return interrupted("during the final ELBO estimate");

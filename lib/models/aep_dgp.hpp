@@ -92,6 +92,7 @@ class AepDgp : public Model {
                     size_t samples, double kl_weight, random::Stream& rng) const override;
   Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
                      random::Stream& rng, bool keep_hidden = false) const override;
+  bool deterministic_elbo() const override { return true; }
 
   const std::vector<arma::uword>& widths() const { return widths_; }
   const AepConfig& config() const { return cfg_; }

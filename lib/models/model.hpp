@@ -82,6 +82,9 @@ class Model {
   /// same either way).
   virtual Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
                              random::Stream& rng, bool keep_hidden = false) const = 0;
+  /// Whether elbo() draws nothing (the same value for any rng and sample count), so that repeated
+  /// estimates of it are copies of one (the SGP, the AEP DGP).
+  virtual bool deterministic_elbo() const { return false; }
 };
 
 /// Predictive::hidden as CSV, one row per sample, hidden layer and point:

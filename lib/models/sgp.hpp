@@ -51,6 +51,7 @@ class SgpModel : public Model {
                     size_t samples, double kl_weight, random::Stream& rng) const override;
   Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
                      random::Stream& rng, bool keep_hidden = false) const override;
+  bool deterministic_elbo() const override { return true; }
 
   const layers::SvgpLayer& layer() const { return layer_; }
   const SgpConfig& config() const { return cfg_; }

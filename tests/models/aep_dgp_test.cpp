@@ -8,6 +8,8 @@
 #include "autodiff/ops.hpp"
 #include "model_test_support.hpp"
 #include "models/aep_dgp.hpp"
+#include "models/dsvi_dgp.hpp"
+#include "models/sgp.hpp"
 #include "random/stream.hpp"
 #include "util/error.hpp"
 
@@ -228,4 +230,32 @@ TEST_CASE("AEP DGP classification: robust-max energy gradients, predictive class
                   dkp::Error);
   c.num_classes = 1;
   CHECK_THROWS_AS(m::AepDgp(c, data.X, init), dkp::ConfigError);
+}
+
+TEST_CASE("deterministic ELBOs: the AEP DGP's and the SGP's do not depend on the draws") {
+  const Tiny data = tiny_data(12, 3, 11);
+  dkp::random::Stream init(9);
+  const m::AepDgp aep(tiny_config(2), data.X, init);
+  m::SgpConfig sc;
+  sc.num_inducing = 4;
+  const m::SgpModel sgp(sc, data.X, init);
+  m::DsviConfig dc;
+  dc.num_inducing = 4;
+  const m::DsviDgp dsvi(dc, data.X, init);
+  for (const m::Model* model :
+       {static_cast<const m::Model*>(&aep), static_cast<const m::Model*>(&sgp)}) {
+    CHECK(model->deterministic_elbo());
+    Tape t1, t2;
+    dkp::random::Stream r1(1), r2(2);
+    const double e1 = model
+                          ->elbo(m::to_vars(t1, model->initial_parameters(), false), data.X, data.y,
+                                 20.0, 1, 1.0, r1)
+                          .elbo.scalar();
+    const double e2 = model
+                          ->elbo(m::to_vars(t2, model->initial_parameters(), false), data.X, data.y,
+                                 20.0, 3, 1.0, r2)
+                          .elbo.scalar();
+    CHECK(e1 == e2);
+  }
+  CHECK(!dsvi.deterministic_elbo());
 }

@@ -45,7 +45,8 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
                            double kl_weight, random::Stream& noise, size_t threads,
                            bool with_grad) {
   const std::vector<size_t> sizes = sample_groups(samples, threads);
-  if (sizes.size() == 1)
+  // A deterministic ELBO (the SGP's, the AEP DGP's) would be computed whole by every group.
+  if (sizes.size() == 1 || model.deterministic_elbo())
     return one_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
   std::vector<ElboGradient> parts(sizes.size());
   parallel_for(sizes.size(), [&](size_t g) {

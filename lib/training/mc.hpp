@@ -41,7 +41,8 @@ struct ElboGradient {
 };
 
 /// model.elbo(params, X, y, n_train, samples, kl_weight, noise) (and its gradient) with the
-/// samples split over `threads` threads as described above.
+/// samples split over `threads` threads as described above; one call on this thread when the
+/// model's ELBO is deterministic (Model::deterministic_elbo), which a split would only repeat.
 ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& params,
                            const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
                            double kl_weight, random::Stream& noise, size_t threads, bool with_grad);

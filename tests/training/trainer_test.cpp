@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/gi_dgp.hpp"
+#include "models/sgp.hpp"
 #include "test_support.hpp"
 #include "training/checkpoint.hpp"
 #include "training/mc.hpp"
@@ -413,4 +414,23 @@ TEST_CASE("an evaluation's Cholesky counts are its tapes', summed over the sampl
   const auto er =
       tr::estimate_elbo_repeated(*f.model, params, f.X, f.y, S, 3, dkp::random::Stream(6), "e");
   CHECK(er.chol.factorisations == 3 * one.chol.factorisations);
+}
+
+TEST_CASE("a deterministic ELBO is computed once whatever the thread count") {
+  Fixture f;
+  dkp::models::SgpConfig sc;
+  sc.num_inducing = 5;
+  dkp::random::Stream init(3);
+  const dkp::models::SgpModel sgp(sc, f.X, init);
+  REQUIRE(sgp.deterministic_elbo());
+  dkp::random::Stream a(5), b(5);
+  const auto one =
+      tr::elbo_gradient(sgp, sgp.initial_parameters(), f.X, f.y, 40.0, 4, 1.0, a, 1, true);
+  const auto two =
+      tr::elbo_gradient(sgp, sgp.initial_parameters(), f.X, f.y, 40.0, 4, 1.0, b, 2, true);
+  CHECK(one.elbo == two.elbo);
+  for (const auto& [name, g] : one.grad)
+    CHECK(arma::approx_equal(g, two.grad.at(name), "absdiff", 0.0));
+  // One evaluation's factorisations, not one per thread.
+  CHECK(two.chol.factorisations == one.chol.factorisations);
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "likelihoods/probit.hpp"
 #include "likelihoods/robustmax.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -20,12 +21,15 @@ arma::vec log_mean_exp_rows(const arma::mat& a) {
 arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_t classes,
                               size_t threads, likelihoods::ClassLikelihood kind) {
   const arma::uword C = classes;
-  if (C < 2 || mean.n_cols == 0 || mean.n_cols % C != 0 || var.n_rows != mean.n_rows ||
-      var.n_cols != mean.n_cols) {
-    throw Error(fmt::format("class probabilities: mean {}x{}, var {}x{}, {} classes", mean.n_rows,
-                            mean.n_cols, var.n_rows, var.n_cols, classes));
+  const bool probit = kind == likelihoods::ClassLikelihood::Probit;
+  const arma::uword L = likelihoods::latent_columns(C, kind);  // latent columns per sample
+  if (C < 2 || (probit && C != 2) || mean.n_cols == 0 || mean.n_cols % L != 0 ||
+      var.n_rows != mean.n_rows || var.n_cols != mean.n_cols) {
+    throw Error(fmt::format("class probabilities: mean {}x{}, var {}x{}, {} classes{}", mean.n_rows,
+                            mean.n_cols, var.n_rows, var.n_cols, classes,
+                            probit ? " (probit: 2)" : ""));
   }
-  const arma::uword S = mean.n_cols / C;
+  const arma::uword S = mean.n_cols / L;
   likelihoods::RobustMax rm;
   rm.classes = C;
   const arma::uword N = mean.n_rows;
@@ -38,17 +42,22 @@ arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_
     if (r1 == r0) return;
     arma::mat last;  // the previous sample's probabilities, reused when its marginals repeat
     for (arma::uword s = 0; s < S; ++s) {
-      const arma::mat m = mean.submat(r0, s * C, r1 - 1, s * C + C - 1);
-      const arma::mat v = var.submat(r0, s * C, r1 - 1, s * C + C - 1);
+      const arma::mat m = mean.submat(r0, s * L, r1 - 1, s * L + L - 1);
+      const arma::mat v = var.submat(r0, s * L, r1 - 1, s * L + L - 1);
       // A model that draws nothing (the SGP) gives every sample the same marginals.
       const bool repeat =
           s > 0 &&
-          arma::approx_equal(m, mean.submat(r0, s * C - C, r1 - 1, s * C - 1), "absdiff", 0.0) &&
-          arma::approx_equal(v, var.submat(r0, s * C - C, r1 - 1, s * C - 1), "absdiff", 0.0);
+          arma::approx_equal(m, mean.submat(r0, s * L - L, r1 - 1, s * L - 1), "absdiff", 0.0) &&
+          arma::approx_equal(v, var.submat(r0, s * L - L, r1 - 1, s * L - 1), "absdiff", 0.0);
       if (!repeat) {
-        last = kind == likelihoods::ClassLikelihood::Softmax
-                   ? likelihoods::softmax_rows(m)
-                   : likelihoods::robustmax_class_probs(m, v, rm);
+        if (probit) {
+          const arma::vec p1 = likelihoods::probit_prob_one(m, v, likelihoods::Probit{});
+          last = arma::join_horiz(1.0 - p1, p1);
+        } else if (kind == likelihoods::ClassLikelihood::Softmax) {
+          last = likelihoods::softmax_rows(m);
+        } else {
+          last = likelihoods::robustmax_class_probs(m, v, rm);
+        }
       }
       p.rows(r0, r1 - 1) += last;
     }

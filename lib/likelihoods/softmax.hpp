@@ -14,7 +14,14 @@ namespace dkp::likelihoods {
 enum class ClassLikelihood {
   RobustMax,  ///< Gaussian latent marginals per sample (likelihoods/robustmax.hpp)
   Softmax,    ///< sampled logits per sample (this file)
+  Probit,     ///< one Gaussian latent marginal per sample, two classes (likelihoods/probit.hpp)
 };
+
+/// Latent columns per sample of a classification predictive over `classes` classes: 1 for the
+/// probit, `classes` otherwise.
+inline size_t latent_columns(size_t classes, ClassLikelihood kind) {
+  return kind == ClassLikelihood::Probit ? 1 : classes;
+}
 
 /// Sum over the rows n of log softmax(F_n)_{y_n} for N x C logits F; an autodiff op (adjoint
 /// onehot(y) - softmax(F) per row). Throws Error on labels outside 0 .. C - 1.

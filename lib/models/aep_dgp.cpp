@@ -11,9 +11,11 @@
 #include "autodiff/ops_shape.hpp"
 #include "kernels/psi.hpp"
 #include "kernels/se.hpp"
+#include "likelihoods/probit.hpp"
 #include "likelihoods/robustmax.hpp"
 #include "models/dsvi_dgp.hpp"
 #include "models/kmeans.hpp"
+#include "models/svgp_output.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -164,7 +166,7 @@ AepDgp::AepDgp(const AepConfig& config, const arma::mat& X_train, random::Stream
   widths_.push_back(X_train.n_cols);
   for (size_t l = 0; l + 1 < cfg_.depth; ++l) widths_.push_back(cfg_.hidden_width);
   if (cfg_.num_classes == 1) throw ConfigError("AEP DGP: classification needs at least 2 classes");
-  widths_.push_back(cfg_.num_classes > 0 ? cfg_.num_classes : 1);
+  widths_.push_back(SvgpOutput(cfg_.num_classes).width());  // probit: 1, robust-max: C
   const size_t L = cfg_.depth;
 
   random::Stream zs = init.child("aep-kmeans");
@@ -215,8 +217,7 @@ std::string AepDgp::describe() const {
       "AEP DGP: depth {}, widths {}, M={} pseudo-points per GP, independent ARD SE kernels and "
       "pseudo-inputs per output, {} mean functions, moment-matching propagation, {}",
       cfg_.depth, w, initial_.at(gp_key(0, 0, "Z")).n_rows, cfg_.linear_mean ? "linear" : "zero",
-      cfg_.num_classes > 0 ? fmt::format("robust-max likelihood over {} classes", cfg_.num_classes)
-                           : std::string("Gaussian likelihood"));
+      SvgpOutput(cfg_.num_classes).words());
 }
 
 AepDgp::Moments AepDgp::propagate(const VarMap& params, const arma::mat& X, double n_train,
@@ -260,12 +261,17 @@ ElboEstimate AepDgp::elbo(const VarMap& params, const arma::mat& X, const arma::
   const Var kl = ad::scale(energy, -1.0 / n_train);
   ElboEstimate e;
   if (cfg_.num_classes > 0) {
-    likelihoods::RobustMax rm;
-    rm.classes = cfg_.num_classes;
-    const Var ell = ad::scale(
-        likelihoods::robustmax_log_z_sum(f.mean, positive_var(f.var),
-                                         likelihoods::class_labels(y, cfg_.num_classes), rm),
-        1.0 / B);
+    const arma::uvec labels = likelihoods::class_labels(y, cfg_.num_classes);
+    Var log_z;
+    if (SvgpOutput(cfg_.num_classes).kind() == likelihoods::ClassLikelihood::Probit) {
+      log_z =
+          likelihoods::probit_log_z_sum(f.mean, positive_var(f.var), labels, likelihoods::Probit{});
+    } else {
+      likelihoods::RobustMax rm;
+      rm.classes = cfg_.num_classes;
+      log_z = likelihoods::robustmax_log_z_sum(f.mean, positive_var(f.var), labels, rm);
+    }
+    const Var ell = ad::scale(log_z, 1.0 / B);
     e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
     e.expected_loglik = ell.scalar();
     e.kl = kl.scalar();
@@ -290,7 +296,7 @@ Predictive AepDgp::predict(const ParamMap& params, const arma::mat& X, size_t sa
   const arma::uword outs = widths_.back();
   Predictive p;
   p.classes = cfg_.num_classes;
-  p.class_likelihood = likelihoods::ClassLikelihood::RobustMax;
+  p.class_likelihood = SvgpOutput(cfg_.num_classes).kind();
   if (keep_hidden) p.hidden.assign(S, {});  // moments, not samples: no hidden draws to report
   p.mean.set_size(X.n_rows, S * outs);
   p.var.set_size(X.n_rows, S * outs);
@@ -300,7 +306,7 @@ Predictive AepDgp::predict(const ParamMap& params, const arma::mat& X, size_t sa
     ad::Tape tape;
     const VarMap vars = to_vars(tape, params, false);
     const Moments f = propagate(vars, X.rows(r0, r1), 0.0, nullptr);
-    // Classification: the C latent Gaussians, no noise (eval turns them into probabilities).
+    // Classification: the latent Gaussians, no noise (eval turns them into probabilities).
     const arma::mat var = cfg_.num_classes > 0 ? positive_var(f.var).val()
                                                : f.var.val() + std::exp(get(vars, kNoise).scalar());
     p.mean.rows(r0, r1) = arma::repmat(f.mean.val(), 1, S);

@@ -76,7 +76,8 @@ struct AepConfig {
   size_t kmeans_iterations = 10;
   size_t median_rows = 1000;    ///< geepee: the median distance of at most 1000 random rows
   size_t predict_chunk = 1000;  ///< test rows per block in predict()
-  /// 0: regression; C >= 2: classification with C output GPs and the robust-max likelihood
+  /// 0: regression; 2: binary classification with one output GP and the probit likelihood
+  /// (likelihoods/probit.hpp, exact log Z); C > 2: C output GPs and the robust-max likelihood
   /// (report section 3.1.1: eps 1e-3 and 20 Gauss-Hermite points, likelihoods/robustmax.hpp).
   size_t num_classes = 0;
 };

@@ -176,6 +176,7 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
   const arma::uword n = X.n_rows, outs = widths_.back();
   Predictive p;
   p.classes = cfg_.num_classes;
+  p.class_likelihood = SvgpOutput(cfg_.num_classes).kind();
   p.mean.set_size(n, S * outs);
   p.var.set_size(n, S * outs);
   if (keep_hidden) {

@@ -51,8 +51,9 @@ enum class HiddenKind {
 /// included), in standardised units. A classification model (classes = C > 0) gives instead
 /// N x (S C) matrices, sample s in columns s C .. s C + C - 1: with the robust-max likelihood the
 /// Gaussian marginals of its C latent functions (no noise), with the softmax likelihood one draw
-/// of the C logits in `mean` and zeros in `var` (eval::classification_metrics turns either into
-/// class probabilities).
+/// of the C logits in `mean` and zeros in `var`; with the probit (C = 2) N x S matrices, the
+/// Gaussian marginal of its one latent function (likelihoods::latent_columns;
+/// eval::classification_metrics turns any of them into class probabilities).
 struct Predictive {
   arma::mat mean;
   arma::mat var;

@@ -69,6 +69,7 @@ Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t 
   const arma::uword outs = output.width();
   Predictive p;
   p.classes = output.classes();
+  p.class_likelihood = output.kind();
   if (keep_hidden) p.hidden.assign(S, {});  // one layer: no hidden layers
   p.mean.set_size(X.n_rows, S * outs);
   p.var.set_size(X.n_rows, S * outs);

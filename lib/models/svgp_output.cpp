@@ -4,6 +4,7 @@
 
 #include "autodiff/ops.hpp"
 #include "layers/svgp.hpp"
+#include "likelihoods/probit.hpp"
 #include "likelihoods/robustmax.hpp"
 
 namespace dkp::models {
@@ -18,8 +19,9 @@ void SvgpOutput::add_parameters(ParamMap& params, double noise_variance) const {
 }
 
 std::string SvgpOutput::words() const {
-  return classes_ > 0 ? fmt::format("robust-max likelihood over {} classes", classes_)
-                      : std::string("Gaussian likelihood");
+  if (classes_ == 0) return "Gaussian likelihood";
+  if (kind() == likelihoods::ClassLikelihood::Probit) return "Bernoulli-probit likelihood";
+  return fmt::format("robust-max likelihood over {} classes", classes_);
 }
 
 autodiff::Var SvgpOutput::expected_loglik(const VarMap& params, const autodiff::Var& mean,
@@ -27,10 +29,15 @@ autodiff::Var SvgpOutput::expected_loglik(const VarMap& params, const autodiff::
   if (classes_ == 0) {
     return layers::gaussian_expected_loglik(mean, var, y, layers::positive(get(params, kNoise)));
   }
-  likelihoods::RobustMax rm;
-  rm.classes = classes_;
-  const autodiff::Var sum =
-      likelihoods::robustmax_ell_sum(mean, var, likelihoods::class_labels(y, classes_), rm);
+  const arma::uvec labels = likelihoods::class_labels(y, classes_);
+  autodiff::Var sum;
+  if (kind() == likelihoods::ClassLikelihood::Probit) {
+    sum = likelihoods::probit_ell_sum(mean, var, labels, likelihoods::Probit{});
+  } else {
+    likelihoods::RobustMax rm;
+    rm.classes = classes_;
+    sum = likelihoods::robustmax_ell_sum(mean, var, labels, rm);
+  }
   return autodiff::scale(sum, 1.0 / double(y.n_elem));
 }
 

@@ -86,7 +86,8 @@ models::Predictive predict(const models::Model& model, const models::ParamMap& p
   models::Predictive out;
   out.classes = parts[0].classes;
   out.class_likelihood = parts[0].class_likelihood;
-  const size_t outs = std::max<size_t>(out.classes, 1);  // columns per sample
+  const size_t outs =  // columns per sample
+      std::max<size_t>(likelihoods::latent_columns(out.classes, out.class_likelihood), 1);
   out.mean.set_size(X.n_rows, samples * outs);
   out.var.set_size(X.n_rows, samples * outs);
   size_t col = 0;

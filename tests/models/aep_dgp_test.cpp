@@ -6,6 +6,8 @@
 
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
+#include "eval/metrics.hpp"
+#include "likelihoods/robustmax.hpp"
 #include "model_test_support.hpp"
 #include "models/aep_dgp.hpp"
 #include "models/dsvi_dgp.hpp"
@@ -230,6 +232,35 @@ TEST_CASE("AEP DGP classification: robust-max energy gradients, predictive class
                   dkp::Error);
   c.num_classes = 1;
   CHECK_THROWS_AS(m::AepDgp(c, data.X, init), dkp::ConfigError);
+}
+
+TEST_CASE("AEP DGP binary classification: probit energy gradients, one latent per sample") {
+  Tiny data = tiny_data(12, 3, 11);
+  for (arma::uword n = 0; n < data.y.n_elem; ++n) data.y[n] = double(data.X(n, 0) > 0.0);
+  m::AepConfig c = tiny_config(2);
+  c.num_classes = 2;
+  dkp::random::Stream init(9);
+  const m::AepDgp model(c, data.X, init);
+  CHECK(model.widths().back() == 1);
+  CHECK(model.describe().find("Bernoulli-probit likelihood") != std::string::npos);
+  dkp::test::expect_elbo_gradient(model, data, 24);
+  dkp::random::Stream r(3);
+  const m::Predictive p = model.predict(model.initial_parameters(), data.X.rows(0, 4), 3, r);
+  CHECK(p.classes == 2);
+  CHECK(p.class_likelihood == dkp::likelihoods::ClassLikelihood::Probit);
+  CHECK(p.mean.n_cols == 3);
+  CHECK(p.var.min() > 0.0);
+  // The energy's data term is the exact log predictive of the moment-matched Gaussian: that of
+  // the cavity ((N - 1) / N of the sites), the full posterior's as N grows.
+  Tape tape;
+  const m::VarMap vars = m::to_vars(tape, model.initial_parameters(), false);
+  const double ell =
+      model.elbo(vars, data.X.rows(0, 4), data.y.head(5), 1e9, 1, 1.0, r).expected_loglik;
+  const auto metrics = dkp::eval::classification_metrics(
+      p.mean, p.var, 2, dkp::likelihoods::class_labels(data.y.head(5), 2), 1, p.class_likelihood);
+  CHECK(ell == doctest::Approx(metrics.test_ll).epsilon(1e-7));
+  data.y[0] = 2.0;
+  CHECK_THROWS_AS(model.elbo(vars, data.X, data.y, 20.0, 1, 1.0, r), dkp::Error);
 }
 
 TEST_CASE("deterministic ELBOs: the AEP DGP's and the SGP's do not depend on the draws") {

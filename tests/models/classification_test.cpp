@@ -1,6 +1,7 @@
-// Classification with the robust-max likelihood in the SVGP models (SGP, DSVI DGP): gradients of
-// the ELBO w.r.t. every parameter, DSVI depth 1 = SGP, the predictive's layout (C latent columns
-// per sample, also across threads), label checks, and a short training run that must learn.
+// Classification with the robust-max likelihood (C > 2) and the probit (C = 2) in the SVGP models
+// (SGP, DSVI DGP): gradients of the ELBO w.r.t. every parameter, DSVI depth 1 = SGP, the
+// predictive's layout (C latent columns per sample, one for the probit, also across threads),
+// label checks, and short training runs that must learn; then the softmax Gram models.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -186,6 +187,80 @@ TEST_CASE("robust-max DSVI trains: a 3-class problem is learnt") {
                                                    dkp::likelihoods::class_labels(d.y, 3));
   CHECK(m.test_acc > 0.9);
   CHECK(m.test_ll > std::log(1.0 / 3.0));
+}
+
+TEST_CASE("probit DSVI and SGP: ELBO gradient w.r.t. every parameter at a fixed noise draw") {
+  const Data d = blobs(3, 2, 2, 31);
+  for (size_t depth : {1, 2}) {
+    CAPTURE(depth);
+    const models::DsviDgp model = dsvi_classifier(d, depth, 2, 3, 32);
+    CHECK(model.initial_parameters().count("likelihood.variance") == 0);
+    CHECK(model.describe().find("Bernoulli-probit likelihood") != std::string::npos);
+    check_every_parameter(model, d, 0.3, {});
+  }
+}
+
+TEST_CASE("probit: one latent column per sample, across threads; p(y = 1) is a Phi(m / s) + j") {
+  const Data d = blobs(5, 2, 3, 33);
+  const models::DsviDgp model = dsvi_classifier(d, 2, 2, 5, 34);
+  rnd::Stream r1(9), r2(9);
+  const auto one = dkp::training::predict(model, model.initial_parameters(), d.X, 5, r1, 1);
+  const auto two = dkp::training::predict(model, model.initial_parameters(), d.X, 5, r2, 2);
+  for (const auto* p : {&one, &two}) {
+    CHECK(p->classes == 2);
+    CHECK(p->class_likelihood == dkp::likelihoods::ClassLikelihood::Probit);
+    CHECK(p->mean.n_cols == 5);
+    CHECK(p->var.n_cols == 5);
+  }
+  // The mixture over samples of a Phi(m_s / sqrt(1 + v_s)) + j, by hand.
+  const arma::mat probs = dkp::eval::class_probabilities(one.mean, one.var, 2, 1,
+                                                         dkp::likelihoods::ClassLikelihood::Probit);
+  REQUIRE(probs.n_cols == 2);
+  for (arma::uword n = 0; n < d.X.n_rows; ++n) {
+    double p1 = 0.0;
+    for (arma::uword s = 0; s < 5; ++s) {
+      const double z = one.mean(n, s) / std::sqrt(1.0 + one.var(n, s));
+      p1 += (1.0 - 2e-3) * 0.5 * std::erfc(-z / std::sqrt(2.0)) + 1e-3;
+    }
+    CAPTURE(n);
+    CHECK(probs(n, 1) == doctest::Approx(p1 / 5.0).epsilon(1e-12));
+    CHECK(probs(n, 0) + probs(n, 1) == doctest::Approx(1.0).epsilon(1e-12));
+  }
+  // A probit predictive needs 2 classes.
+  CHECK_THROWS_AS(dkp::eval::class_probabilities(one.mean, one.var, 3, 1,
+                                                 dkp::likelihoods::ClassLikelihood::Probit),
+                  dkp::Error);
+  // The SGP is the DSVI DGP of depth 1 here too.
+  rnd::Stream s(dkp::test::seed() + 35);
+  const arma::mat Z = rnd::normal_matrix(s, 4, 3);
+  models::DsviConfig dc;
+  dc.depth = 1;
+  dc.num_classes = 2;
+  models::SgpConfig sc;
+  sc.num_classes = 2;
+  const models::DsviDgp dgp(dc, d.X, Z);
+  const models::SgpModel sgp(sc, Z);
+  CHECK(elbo_value(dgp, sgp.initial_parameters(), d, 2) ==
+        doctest::Approx(elbo_value(sgp, sgp.initial_parameters(), d, 2)).epsilon(1e-13));
+  rnd::Stream r3(2);
+  const auto ps = sgp.predict(sgp.initial_parameters(), d.X, 2, r3);
+  CHECK(ps.class_likelihood == dkp::likelihoods::ClassLikelihood::Probit);
+  CHECK(ps.mean.n_cols == 2);
+}
+
+TEST_CASE("probit DSVI trains: a 2-class problem is learnt") {
+  const Data d = blobs(30, 2, 2, 36);
+  const models::DsviDgp model = dsvi_classifier(d, 2, 2, 10, 37);
+  const auto tr = dkp::training::train(model, d.X, d.y, short_training(400), rnd::Stream(38));
+  const double before = elbo_value(model, model.initial_parameters(), d, 10);
+  const double after = elbo_value(model, tr.params, d, 10);
+  CHECK(after > before + 0.2);
+  rnd::Stream pr(39);
+  const auto pred = model.predict(tr.params, d.X, 20, pr);
+  const auto m = dkp::eval::classification_metrics(
+      pred.mean, pred.var, 2, dkp::likelihoods::class_labels(d.y, 2), 1, pred.class_likelihood);
+  CHECK(m.test_acc > 0.9);
+  CHECK(m.test_ll > std::log(0.8));
 }
 
 namespace {

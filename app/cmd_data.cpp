@@ -53,6 +53,24 @@ int data_list(const std::filesystem::path& root) {
     ++missing;
     std::cout << fmt::format("{:<9} {:<28} unavailable: {}\n", "mnist", "mnist", e.what());
   }
+  // Not in the shared data: listed when installed (data-scripts/fetch_rectangles.sh), never
+  // counted as missing.
+  if (std::filesystem::exists(root / "rectangles")) {
+    try {
+      const auto r = data::load_rectangles(root);
+      std::cout << fmt::format("{:<9} {:<28} {:>6} {:>8} {:>6} {:>12}\n", "rectangles",
+                               "rectangles", r.train.X.n_rows + r.test.X.n_rows, r.train.X.n_cols,
+                               1, fmt::format("{}/{}", r.train.X.n_rows, r.test.X.n_rows));
+    } catch (const DataError& e) {
+      ++missing;
+      std::cout << fmt::format("{:<9} {:<28} unavailable: {}\n", "rectangles", "rectangles",
+                               e.what());
+    }
+  } else {
+    std::cout << fmt::format(
+        "{:<9} {:<28} not installed (optional: data-scripts/fetch_rectangles.sh)\n", "rectangles",
+        "rectangles");
+  }
   return missing == 0 ? kExitOk : kExitError;
 }
 

@@ -110,10 +110,9 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   std::string csv;
   if (pred.classes > 0 && have_y) {
-    const eval::ClassificationMetrics m =
-        eval::classification_metrics(pred.mean, pred.var, pred.classes,
-                                     likelihoods::class_labels(y, pred.classes), size_t(threads),
-                                     pred.class_likelihood);
+    const eval::ClassificationMetrics m = eval::classification_metrics(
+        pred.mean, pred.var, pred.classes, likelihoods::class_labels(y, pred.classes),
+        size_t(threads), pred.class_likelihood);
     csv = class_predictions_csv(m, y);
     spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}", X.n_rows, samples,
                  m.test_ll, m.test_acc);

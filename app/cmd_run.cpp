@@ -48,7 +48,9 @@ po::options_description run_options() {
     ("dataset", po::value<std::string>(), "UCI dataset: boston concrete energy kin8nm naval "
                                           "power protein wine yacht (regression); mnist "
                                           "(10 classes; robust-max: sgp, dgp dsvi | aep; softmax: "
-                                          "nngp, diwp, dgp global-inducing --kernel relu)")
+                                          "nngp, diwp, dgp global-inducing --kernel relu); "
+                                          "rectangles (Rectangle-Images, 2 classes: probit for "
+                                          "sgp, dgp dsvi | aep; data-scripts/fetch_rectangles.sh)")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
     ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing | aep (approximate EP)")
@@ -58,7 +60,7 @@ po::options_description run_options() {
     ("width", po::value<std::string>()->default_value("input"),
      "hidden width: input (number of features) | min(input,30) (the DSVI papers') | an integer")
     ("pixel-scale", po::value<double>()->default_value(1.0),
-     "mnist: multiply the pixels (after --pixels) by this factor; the Gram models' output prior "
+     "mnist, rectangles: multiply the pixels (after --pixels) by this factor; the Gram models' output prior "
      "variance grows with its square (README, MNIST classification)")
     ("init-lengthscale", po::value<double>()->default_value(0.0, "the model's: 1"),
      "sgp, dgp dsvi: initial lengthscale of every SE kernel (the DSVI report's MNIST code: 2)")
@@ -79,7 +81,7 @@ po::options_description run_options() {
      "dwp: the Bartlett means' parameter: direct (mu itself) | bayesfunc (mu = mu_raw / sqrt(m), "
      "m = min(P, nu), as bayesfunc's WishartLayer, so Adam's steps on mu are lr / sqrt(m))")
     ("pixels", po::value<std::string>()->default_value("unit"),
-     "mnist: unit (pixels in [0, 1], as the DSVI reference code) | standard (minus the training "
+     "mnist, rectangles: unit (pixels in [0, 1], as the DSVI reference code) | standard (minus the training "
      "images' mean pixel, over their standard deviation, as PyTorch's usual normalisation and "
      "the DKP paper's reference code)")
     ("hidden-ard", po::bool_switch(),

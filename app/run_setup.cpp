@@ -41,8 +41,10 @@ RunData load_run_data(const std::filesystem::path& root, const std::string& data
                       const std::string& pixels, double pixel_scale) {
   RunData d;
   if (data::dataset_classes(dataset) > 0) {
-    d.split = data::mnist_split(data::load_mnist(root), pixels == "standard", pixel_scale);
-    d.sha256 = data::mnist_sha256(root);
+    d.split =
+        data::image_split(data::load_images(root, dataset), pixels == "standard", pixel_scale);
+    d.split.dataset = dataset;
+    d.sha256 = data::images_sha256(root, dataset);
   } else {
     const data::UciDataset ds = data::load_uci(root, dataset);
     d.split = data::make_regression_split(ds, size_t(split));

@@ -26,8 +26,8 @@ size_t resolve_width(const std::string& rule, size_t d0);
 std::string split_data_sha256(const data::UciDataset& ds, int split);
 
 /// A run's data: the split the model trains and is tested on, and its files' SHA-256 (the
-/// manifest's data_sha256): a UCI dataset's split, or MNIST's fixed train/test split (split 0
-/// only; data::mnist_split).
+/// manifest's data_sha256): a UCI dataset's split, or an image dataset's fixed train/test split
+/// (MNIST, Rectangle-Images; split 0 only; data::image_split).
 struct RunData {
   data::RegressionSplit split;
   std::string sha256;

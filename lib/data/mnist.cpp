@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "data/uci.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
@@ -103,9 +104,68 @@ std::string mnist_sha256(const fs::path& root) {
   return h.hex_digest();
 }
 
-RegressionSplit mnist_split(const Mnist& m, bool standard, double scale) {
+ImageSet read_amat_images(const fs::path& path, size_t classes) {
+  if (!fs::exists(path)) {
+    throw DataError(
+        fmt::format("missing data file '{}' (data-scripts/fetch_rectangles.sh)", path.string()));
+  }
+  const arma::mat t = read_table(path);  // finite numbers, the same field count on every line
+  constexpr arma::uword kPixels = 28 * 28;
+  if (t.n_rows == 0 || t.n_cols != kPixels + 1) {
+    throw DataError(fmt::format("{}: {} lines of {} fields (need 784 pixels and a label)",
+                                path.string(), t.n_rows, t.n_cols));
+  }
+  ImageSet s;
+  s.rows = s.cols = 28;
+  s.X = t.cols(0, kPixels - 1);
+  s.labels.set_size(t.n_rows);
+  for (arma::uword n = 0; n < t.n_rows; ++n) {
+    const double y = t(n, kPixels);
+    if (y != std::round(y) || y < 0.0 || y >= double(classes)) {
+      throw DataError(fmt::format("{}: image {} has label {} (need 0..{})", path.string(), n + 1, y,
+                                  classes - 1));
+    }
+    s.labels[n] = arma::uword(y);
+    const arma::rowvec px = s.X.row(n);
+    if (px.min() < 0.0 || px.max() > 1.0) {
+      throw DataError(fmt::format("{}: image {} has pixels outside [0, 1]", path.string(), n + 1));
+    }
+  }
+  return s;
+}
+
+namespace {
+constexpr std::array<const char*, 2> kRectanglesFiles = {"rectangles_im_train.amat",
+                                                         "rectangles_im_test.amat"};
+}  // namespace
+
+Mnist load_rectangles(const fs::path& root) {
+  const fs::path dir = root / "rectangles";
+  Mnist m;
+  m.train = read_amat_images(dir / kRectanglesFiles[0], 2);
+  m.test = read_amat_images(dir / kRectanglesFiles[1], 2);
+  return m;
+}
+
+Mnist load_images(const fs::path& root, const std::string& name) {
+  if (name == "mnist") return load_mnist(root);
+  if (name == "rectangles") return load_rectangles(root);
+  throw ConfigError(fmt::format("'{}' is not an image dataset (mnist, rectangles)", name));
+}
+
+std::string images_sha256(const fs::path& root, const std::string& name) {
+  if (name == "mnist") return mnist_sha256(root);
+  if (name != "rectangles") {
+    throw ConfigError(fmt::format("'{}' is not an image dataset (mnist, rectangles)", name));
+  }
+  util::Sha256 h;
+  for (const char* f : kRectanglesFiles) h.update(util::sha256_file(root / "rectangles" / f));
+  return h.hex_digest();
+}
+
+RegressionSplit image_split(const Mnist& m, bool standard, double scale) {
   if (!(scale > 0.0) || !std::isfinite(scale)) {
-    throw ConfigError(fmt::format("MNIST pixel scale must be positive and finite (got {})", scale));
+    throw ConfigError(fmt::format("pixel scale must be positive and finite (got {})", scale));
   }
   RegressionSplit s;
   s.dataset = "mnist";
@@ -132,7 +192,8 @@ RegressionSplit mnist_split(const Mnist& m, bool standard, double scale) {
 }
 
 size_t dataset_classes(const std::string& dataset) {
-  return dataset == "mnist" ? 10 : 0;
+  if (dataset == "mnist") return 10;
+  return dataset == "rectangles" ? 2 : 0;
 }
 
 }  // namespace dkp::data

@@ -1,4 +1,8 @@
-// MNIST in the original IDX format, gzip-compressed (<root>/mnist/*-idx?-ubyte.gz).
+// The image classification datasets: MNIST in the original IDX format, gzip-compressed
+// (<root>/mnist/*-idx?-ubyte.gz), and Rectangle-Images (Larochelle et al. 2007; the DSVI report's
+// binary task) in its .amat text format (<root>/rectangles/rectangles_im_{train,test}.amat, one
+// image per line: 784 pixel values in [0, 1], then the label 0 or 1; not in the shared data:
+// data-scripts/fetch_rectangles.sh installs it).
 #pragma once
 
 #include <armadillo>
@@ -29,16 +33,30 @@ Mnist load_mnist(const std::filesystem::path& root);
 /// The four files' SHA-256 combined (a run manifest's data_sha256).
 std::string mnist_sha256(const std::filesystem::path& root);
 
-/// MNIST as a run's train/test split: the 60000 training and 10000 test images with pixels in
-/// [0, 1] (x_stats the identity), as the DSVI reference code feeds them, or with `standard`
-/// minus the mean of all training pixels over their standard deviation (N - 1; 0.1307 and
-/// 0.3081, PyTorch's usual normalisation; x_stats holds them for every pixel); the labels 0..9
-/// as y (y_mean 0, y_std 1). The pixels are then multiplied by `scale` (`dkp run --pixel-scale`),
-/// which x_stats includes (its std divided by it); a scale that is not positive and finite is a
-/// ConfigError.
-RegressionSplit mnist_split(const Mnist& m, bool standard = false, double scale = 1.0);
+/// Reads one .amat file of 28 x 28 images: every line 784 pixels in [0, 1] and a label in
+/// 0 .. classes - 1; throws DataError naming the file and line otherwise.
+ImageSet read_amat_images(const std::filesystem::path& path, size_t classes);
 
-/// Number of classes of a dataset name: 10 for "mnist", 0 (regression) for anything else.
+/// Loads Rectangle-Images from <root>/rectangles (12000 training and 50000 test images in the
+/// original; any counts are accepted).
+Mnist load_rectangles(const std::filesystem::path& root);
+
+/// The image dataset `name` ("mnist" or "rectangles") from the data root, and its files' SHA-256
+/// combined; throws ConfigError for another name.
+Mnist load_images(const std::filesystem::path& root, const std::string& name);
+std::string images_sha256(const std::filesystem::path& root, const std::string& name);
+
+/// An image dataset as a run's train/test split (dataset "mnist"; the caller renames it): for
+/// MNIST the 60000 training and 10000 test images with pixels in [0, 1] (x_stats the identity),
+/// as the DSVI reference code feeds them, or with `standard` minus the mean of all training
+/// pixels over their standard deviation (N - 1; 0.1307 and 0.3081 on MNIST, PyTorch's usual
+/// normalisation; x_stats holds them for every pixel); the labels as y (y_mean 0, y_std 1). The
+/// pixels are then multiplied by `scale` (`dkp run --pixel-scale`), which x_stats includes (its std
+/// divided by it); a scale that is not positive and finite is a ConfigError.
+RegressionSplit image_split(const Mnist& m, bool standard = false, double scale = 1.0);
+
+/// Number of classes of a dataset name: 10 for "mnist", 2 for "rectangles", 0 (regression) for
+/// anything else.
 size_t dataset_classes(const std::string& dataset);
 
 }  // namespace dkp::data

@@ -113,7 +113,7 @@ TEST_CASE("MNIST as a run's split: pixels as they are, labels as y, 10 classes")
   m.train.labels = {3, 9};
   m.test.X = {{1.0, 1.0, 0.0}};
   m.test.labels = {0};
-  const auto s = dkp::data::mnist_split(m);
+  const auto s = dkp::data::image_split(m);
   CHECK(s.dataset == "mnist");
   CHECK(arma::approx_equal(s.X_train, m.train.X, "absdiff", 0.0));
   CHECK(arma::approx_equal(s.X_test, m.test.X, "absdiff", 0.0));
@@ -124,20 +124,70 @@ TEST_CASE("MNIST as a run's split: pixels as they are, labels as y, 10 classes")
   // Standardised: every pixel minus the mean of all training pixels, over their sd (N - 1).
   const arma::vec all = arma::vectorise(m.train.X);
   const double mu = arma::mean(all), sd = arma::stddev(all);
-  const auto z = dkp::data::mnist_split(m, true);
+  const auto z = dkp::data::image_split(m, true);
   CHECK(arma::approx_equal(z.X_train, (m.train.X - mu) / sd, "absdiff", 1e-15));
   CHECK(arma::approx_equal(z.X_test, (m.test.X - mu) / sd, "absdiff", 1e-15));
   CHECK(std::abs(arma::mean(arma::vectorise(z.X_train))) < 1e-15);
   CHECK(arma::approx_equal(z.x_stats.transform(m.test.X), z.X_test, "absdiff", 0.0));
   CHECK(arma::approx_equal(z.y_train, s.y_train, "absdiff", 0.0));
   // Scaled (--pixel-scale): the standardised pixels times 3, and x_stats maps raw points alike.
-  const auto z3 = dkp::data::mnist_split(m, true, 3.0);
+  const auto z3 = dkp::data::image_split(m, true, 3.0);
   CHECK(arma::approx_equal(z3.X_train, 3.0 * z.X_train, "absdiff", 0.0));
   CHECK(arma::approx_equal(z3.X_test, 3.0 * z.X_test, "absdiff", 0.0));
   CHECK(arma::approx_equal(z3.x_stats.transform(m.test.X), z3.X_test, "absdiff", 1e-14));
-  CHECK_THROWS_AS(dkp::data::mnist_split(m, false, 0.0), dkp::ConfigError);
+  CHECK_THROWS_AS(dkp::data::image_split(m, false, 0.0), dkp::ConfigError);
   CHECK(dkp::data::dataset_classes("mnist") == 10);
   CHECK(dkp::data::dataset_classes("boston") == 0);
+  CHECK(dkp::data::dataset_classes("rectangles") == 2);
+}
+
+namespace {
+
+// A line of an .amat file: 784 pixels (pixel i = frac * (i % 7) / 6) and the label.
+std::string amat_line(double frac, const std::string& label) {
+  std::string line;
+  for (int i = 0; i < 784; ++i) line += std::to_string(frac * double(i % 7) / 6.0) + " ";
+  return line + label + "\n";
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+}  // namespace
+
+TEST_CASE("Rectangle-Images: .amat files load, and bad ones are refused with file and line") {
+  const fs::path root = dkp::test::temp_dir("rectangles");
+  write_file(root / "rectangles/rectangles_im_train.amat",
+             amat_line(1.0, "1") + "\n" + amat_line(0.5, "0") + amat_line(0.0, "1"));
+  write_file(root / "rectangles/rectangles_im_test.amat", amat_line(0.25, "0"));
+  const auto r = dkp::data::load_rectangles(root);
+  CHECK(r.train.X.n_rows == 3);  // the blank line is skipped
+  CHECK(r.train.X.n_cols == 784);
+  CHECK(r.test.X.n_rows == 1);
+  CHECK(arma::approx_equal(r.train.labels, arma::uvec{1, 0, 1}, "absdiff", 0));
+  CHECK(r.train.X(0, 6) == doctest::Approx(1.0));
+  CHECK(r.train.X(1, 3) == doctest::Approx(0.25));
+  CHECK(r.train.X.row(2).max() == 0.0);
+  // Through the run's loader: the same split layout as MNIST's, named rectangles.
+  CHECK(dkp::data::load_images(root, "rectangles").test.labels[0] == 0);
+  CHECK(dkp::data::images_sha256(root, "rectangles").size() == 64);
+  CHECK_THROWS_AS(dkp::data::load_images(root, "boston"), dkp::ConfigError);
+  // Refusals: a label that is not 0 / 1, a pixel outside [0, 1], a short line, a missing file.
+  const fs::path bad = root / "bad.amat";
+  write_file(bad, amat_line(1.0, "2"));
+  CHECK_THROWS_WITH_AS(dkp::data::read_amat_images(bad, 2), doctest::Contains("label 2"),
+                       dkp::DataError);
+  write_file(bad, amat_line(1.5, "1"));
+  CHECK_THROWS_WITH_AS(dkp::data::read_amat_images(bad, 2), doctest::Contains("outside [0, 1]"),
+                       dkp::DataError);
+  write_file(bad, "0.5 0.5 1\n");
+  CHECK_THROWS_AS(dkp::data::read_amat_images(bad, 2), dkp::DataError);
+  write_file(bad, amat_line(1.0, "0.5"));
+  CHECK_THROWS_AS(dkp::data::read_amat_images(bad, 2), dkp::DataError);
+  CHECK_THROWS_WITH_AS(dkp::data::load_rectangles(root / "nowhere"),
+                       doctest::Contains("fetch_rectangles"), dkp::DataError);
 }
 
 TEST_CASE("the tiny dataset loads despite tabs, runs of spaces, trailing space and blank lines") {

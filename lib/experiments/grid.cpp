@@ -34,9 +34,9 @@ const std::vector<std::string>& known_models() {
 }
 
 const std::vector<std::string>& known_families() {
-  static const std::vector<std::string> families = {"dkp-uci",    "dkp-mnist",   "gw-uci",
-                                                    "agw-uci",    "agw-runtime", "dsvi-uci",
-                                                    "dsvi-mnist", "generic"};
+  static const std::vector<std::string> families = {"dkp-uci",    "dkp-mnist",       "gw-uci",
+                                                    "agw-uci",    "agw-runtime",     "dsvi-uci",
+                                                    "dsvi-mnist", "dsvi-rectangles", "generic"};
   return families;
 }
 

@@ -13,24 +13,10 @@ namespace ad = dkp::autodiff;
 using ad::Tape;
 using ad::Var;
 using dkp::test::contract;
+using dkp::test::gauss_expect;
 using dkp::test::randm;
 
 namespace {
-
-// E f(x) for x ~ N(m, s2) by the trapezoid rule on m +- 12 sd (20001 nodes): for the smooth
-// integrands below the error is far below the 1e-10 the tests ask.
-template <class F>
-double gauss_expect(double m, double s2, F f) {
-  const double sd = std::sqrt(s2), lo = m - 12.0 * sd, hi = m + 12.0 * sd;
-  const int n = 20000;
-  const double dx = (hi - lo) / n;
-  double acc = 0.0;
-  for (int k = 0; k <= n; ++k) {
-    const double x = lo + k * dx, w = (k == 0 || k == n) ? 0.5 : 1.0;
-    acc += w * f(x) * std::exp(-0.5 * (x - m) * (x - m) / s2);
-  }
-  return acc * dx / std::sqrt(2.0 * M_PI * s2);
-}
 
 struct PsiInputs {
   arma::mat mu, v, Z, a, h;

@@ -16,20 +16,10 @@ double normal_cdf(double z) {
   return 0.5 * std::erfc(-z / M_SQRT2);
 }
 
-// E_{f ~ N(m, v)} g(f) by the trapezoid rule on m +- 12 sd (200001 nodes): an independent
-// reference for the quadrature and for the closed form.
+// The trapezoid reference with 200000 intervals (accurate to about 1e-10 here).
 template <class G>
 double expect_normal(double m, double v, G g) {
-  const double sd = std::sqrt(v), lo = m - 12.0 * sd, hi = m + 12.0 * sd;
-  const int n = 200000;
-  const double h = (hi - lo) / n;
-  double acc = 0.0;
-  for (int i = 0; i <= n; ++i) {
-    const double f = lo + h * i, z = (f - m) / sd;
-    const double wt = (i == 0 || i == n) ? 0.5 : 1.0;
-    acc += wt * std::exp(-0.5 * z * z) / (sd * std::sqrt(2.0 * M_PI)) * g(f);
-  }
-  return acc * h;
+  return dkp::test::gauss_expect(m, v, g, 200000);
 }
 
 const arma::mat kM = arma::mat(arma::vec{0.3, -1.2, 2.5, -0.4, 0.0, -4.0});

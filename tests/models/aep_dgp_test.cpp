@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <memory>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -204,63 +206,75 @@ TEST_CASE("AEP DGP: predictions, description and refusals") {
                   dkp::Error);
 }
 
+namespace {
+
+// An AEP DGP classifying C classes on `data`: `width` output GPs, the likelihood's words in its
+// description, every parameter's gradient, and a predictive `p` of `kind` with `width` columns
+// per sample at 5 points (3 samples). Returns the model.
+std::unique_ptr<m::AepDgp> check_aep_classifier(const Tiny& data, size_t C, arma::uword width,
+                                                const std::string& words,
+                                                dkp::likelihoods::ClassLikelihood kind,
+                                                uint64_t seed, m::Predictive& p) {
+  m::AepConfig c = tiny_config(2);
+  c.num_classes = C;
+  dkp::random::Stream init(seed);
+  auto owned = std::make_unique<m::AepDgp>(c, data.X, init);
+  const m::AepDgp& model = *owned;
+  CHECK(model.widths().back() == width);
+  CHECK(model.initial_parameters().count("likelihood.log_variance") == 0);
+  CHECK(model.describe().find(words) != std::string::npos);
+  dkp::test::expect_elbo_gradient(model, data, int(seed) + 15);
+  dkp::random::Stream r(2);
+  p = model.predict(model.initial_parameters(), data.X.rows(0, 4), 3, r);
+  CHECK(p.classes == C);
+  CHECK(p.class_likelihood == kind);
+  CHECK(p.mean.n_cols == 3 * width);
+  CHECK(p.var.min() > 0.0);
+  return owned;
+}
+
+}  // namespace
+
 TEST_CASE("AEP DGP classification: robust-max energy gradients, predictive classes") {
   // Three classes from the signs of two features.
   Tiny data = tiny_data(12, 3, 10);
   for (arma::uword n = 0; n < data.y.n_elem; ++n) {
     data.y[n] = double(int(data.X(n, 0) > 0.0) + int(data.X(n, 1) > 0.0));
   }
-  m::AepConfig c = tiny_config(2);
-  c.num_classes = 3;
-  dkp::random::Stream init(8);
-  const m::AepDgp model(c, data.X, init);
-  CHECK(model.widths().back() == 3);
-  CHECK(model.initial_parameters().count("likelihood.log_variance") == 0);
-  CHECK(model.describe().find("robust-max likelihood over 3 classes") != std::string::npos);
-  dkp::test::expect_elbo_gradient(model, data, 23);
-  dkp::random::Stream r(2);
-  const m::Predictive p = model.predict(model.initial_parameters(), data.X.rows(0, 4), 2, r);
-  CHECK(p.classes == 3);
-  CHECK(p.class_likelihood == dkp::likelihoods::ClassLikelihood::RobustMax);
-  CHECK(p.mean.n_cols == 6);
-  CHECK(p.var.min() > 0.0);
-  // Labels outside 0..2 are refused.
+  m::Predictive p;
+  const auto model = check_aep_classifier(data, 3, 3, "robust-max likelihood over 3 classes",
+                                          dkp::likelihoods::ClassLikelihood::RobustMax, 8, p);
+  // Labels outside 0..2 are refused, and so is a single class.
   Tape tape;
+  dkp::random::Stream r(2);
   data.y[0] = 3.0;
-  CHECK_THROWS_AS(model.elbo(m::to_vars(tape, model.initial_parameters(), false), data.X, data.y,
-                             20.0, 1, 1.0, r),
+  CHECK_THROWS_AS(model->elbo(m::to_vars(tape, model->initial_parameters(), false), data.X, data.y,
+                              20.0, 1, 1.0, r),
                   dkp::Error);
+  m::AepConfig c = tiny_config(2);
   c.num_classes = 1;
+  dkp::random::Stream init(8);
   CHECK_THROWS_AS(m::AepDgp(c, data.X, init), dkp::ConfigError);
 }
 
 TEST_CASE("AEP DGP binary classification: probit energy gradients, one latent per sample") {
   Tiny data = tiny_data(12, 3, 11);
   for (arma::uword n = 0; n < data.y.n_elem; ++n) data.y[n] = double(data.X(n, 0) > 0.0);
-  m::AepConfig c = tiny_config(2);
-  c.num_classes = 2;
-  dkp::random::Stream init(9);
-  const m::AepDgp model(c, data.X, init);
-  CHECK(model.widths().back() == 1);
-  CHECK(model.describe().find("Bernoulli-probit likelihood") != std::string::npos);
-  dkp::test::expect_elbo_gradient(model, data, 24);
-  dkp::random::Stream r(3);
-  const m::Predictive p = model.predict(model.initial_parameters(), data.X.rows(0, 4), 3, r);
-  CHECK(p.classes == 2);
-  CHECK(p.class_likelihood == dkp::likelihoods::ClassLikelihood::Probit);
-  CHECK(p.mean.n_cols == 3);
-  CHECK(p.var.min() > 0.0);
+  m::Predictive p;
+  const auto model = check_aep_classifier(data, 2, 1, "Bernoulli-probit likelihood",
+                                          dkp::likelihoods::ClassLikelihood::Probit, 9, p);
   // The energy's data term is the exact log predictive of the moment-matched Gaussian: that of
   // the cavity ((N - 1) / N of the sites), the full posterior's as N grows.
   Tape tape;
-  const m::VarMap vars = m::to_vars(tape, model.initial_parameters(), false);
+  dkp::random::Stream r(3);
+  const m::VarMap vars = m::to_vars(tape, model->initial_parameters(), false);
   const double ell =
-      model.elbo(vars, data.X.rows(0, 4), data.y.head(5), 1e9, 1, 1.0, r).expected_loglik;
+      model->elbo(vars, data.X.rows(0, 4), data.y.head(5), 1e9, 1, 1.0, r).expected_loglik;
   const auto metrics = dkp::eval::classification_metrics(
       p.mean, p.var, 2, dkp::likelihoods::class_labels(data.y.head(5), 2), 1, p.class_likelihood);
   CHECK(ell == doctest::Approx(metrics.test_ll).epsilon(1e-7));
   data.y[0] = 2.0;
-  CHECK_THROWS_AS(model.elbo(vars, data.X, data.y, 20.0, 1, 1.0, r), dkp::Error);
+  CHECK_THROWS_AS(model->elbo(vars, data.X, data.y, 20.0, 1, 1.0, r), dkp::Error);
 }
 
 TEST_CASE("deterministic ELBOs: the AEP DGP's and the SGP's do not depend on the draws") {

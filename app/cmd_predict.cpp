@@ -114,8 +114,8 @@ int cmd_predict(const std::vector<std::string>& args) {
         pred.mean, pred.var, pred.classes, likelihoods::class_labels(y, pred.classes),
         size_t(threads), pred.class_likelihood);
     csv = class_predictions_csv(m, y);
-    spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}", X.n_rows, samples,
-                 m.test_ll, m.test_acc);
+    spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}  ECE {:.4f}", X.n_rows,
+                 samples, m.test_ll, m.test_acc, m.reliability.ece);
   } else if (pred.classes > 0) {
     csv = class_predictions_csv(eval::class_probabilities(pred.mean, pred.var, pred.classes,
                                                           size_t(threads), pred.class_likelihood));

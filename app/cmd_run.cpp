@@ -474,6 +474,7 @@ int cmd_run(const std::vector<std::string>& args) {
         .set("test_ll", cm.test_ll)
         .set("test_acc", cm.test_acc)
         .set("test_error", 1.0 - cm.test_acc);
+    add_calibration(result, cm.reliability);
   } else {
     result.set("test_ll", m.test_ll).set("test_rmse", m.test_rmse);
     add_calibration(result, m);

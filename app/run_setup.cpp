@@ -197,6 +197,18 @@ std::string class_predictions_csv(const arma::mat& p) {
   return class_rows(p, "predicted", [&](arma::uword i) { return p.row(i).index_max(); });
 }
 
+void add_calibration(util::Json& result, const eval::Reliability& r) {
+  util::Json bins = util::Json::array();
+  for (arma::uword b = 0; b < r.count.n_elem; ++b) {
+    util::Json bin = util::Json::object();
+    bin.set("count", (unsigned long)r.count[b])
+        .set("confidence", r.confidence[b])
+        .set("accuracy", r.accuracy[b]);
+    bins.push(std::move(bin));
+  }
+  result.set("test_ece", r.ece).set("test_reliability", std::move(bins));
+}
+
 void add_calibration(util::Json& result, const eval::RegressionMetrics& m) {
   for (size_t k = 0; k < eval::kCoverageLevels.size(); ++k) {
     result.set(fmt::format("test_coverage_{:.0f}", 100.0 * eval::kCoverageLevels[k]),

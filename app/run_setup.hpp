@@ -72,5 +72,8 @@ std::string class_predictions_csv(const arma::mat& class_prob);
 
 /// The calibration keys of result.json: test_coverage_50, _90, _95 and test_calibration_error.
 void add_calibration(util::Json& result, const eval::RegressionMetrics& m);
+/// A classifier's calibration into result.json: test_ece and test_reliability (10 bins of
+/// confidence: count, mean confidence, accuracy; eval::Reliability).
+void add_calibration(util::Json& result, const eval::Reliability& r);
 
 }  // namespace dkp::cli

@@ -88,7 +88,36 @@ ClassificationMetrics classification_metrics(const arma::mat& mean, const arma::
   }
   m.test_ll = N > 0 ? arma::mean(m.point_ll) : 0.0;
   m.test_acc = N > 0 ? double(correct) / double(N) : 0.0;
+  m.reliability = reliability(m.class_prob, labels);
   return m;
+}
+
+Reliability reliability(const arma::mat& class_prob, const arma::uvec& labels, size_t bins) {
+  const arma::uword N = class_prob.n_rows;
+  if (bins == 0) throw Error("reliability: needs at least 1 bin");
+  if (labels.n_elem != N || (N > 0 && labels.max() >= class_prob.n_cols)) {
+    throw Error(fmt::format("reliability: {} labels for {} x {} class probabilities", labels.n_elem,
+                            N, class_prob.n_cols));
+  }
+  Reliability r;
+  r.count.zeros(bins);
+  r.confidence.zeros(bins);
+  r.accuracy.zeros(bins);
+  for (arma::uword n = 0; n < N; ++n) {
+    const arma::uword c = class_prob.row(n).index_max();
+    const double conf = class_prob(n, c);
+    const size_t b = std::min(bins - 1, size_t(std::max(0.0, conf) * double(bins)));
+    r.count[b] += 1;
+    r.confidence[b] += conf;
+    r.accuracy[b] += c == labels[n] ? 1.0 : 0.0;
+  }
+  for (size_t b = 0; b < bins; ++b) {
+    if (r.count[b] == 0) continue;
+    r.confidence[b] /= double(r.count[b]);
+    r.accuracy[b] /= double(r.count[b]);
+    r.ece += double(r.count[b]) / double(N) * std::abs(r.accuracy[b] - r.confidence[b]);
+  }
+  return r;
 }
 
 MixtureMoments mixture_moments(const arma::mat& mean, const arma::mat& var) {

@@ -62,12 +62,28 @@ double calibration_error(const arma::vec& pit);
 /// p(y | q_ns) the robust-max likelihood's predictive under sample s's latent marginals. Then
 ///   test log-likelihood = mean_n log pbar_{n, y_n},
 ///   accuracy = fraction of points whose argmax_c pbar_nc is y_n.
+/// Reliability of a classifier's confidence (the DSVI report's Figure 4, "calibration curves"):
+/// the points binned by their confidence max_c pbar_nc into equal-width bins of [0, 1] (bin b
+/// holds [b / K, (b + 1) / K), the last also 1); per bin the number of points, their mean
+/// confidence and their accuracy (empty bins: 0, 0, 0); and the expected calibration error
+///   ECE = sum_b (n_b / N) |accuracy_b - confidence_b|   (Naeini et al. 2015; 0 when N = 0).
+struct Reliability {
+  arma::uvec count;
+  arma::vec confidence, accuracy;
+  double ece = 0.0;
+};
+
+/// Reliability (K = `bins` bins) of the N x C class probabilities at the N labels; throws
+/// dkp::Error on shapes, labels or bins = 0.
+Reliability reliability(const arma::mat& class_prob, const arma::uvec& labels, size_t bins = 10);
+
 struct ClassificationMetrics {
   double test_ll = 0.0;
-  double test_acc = 0.0;  ///< fraction in [0, 1]
-  arma::vec point_ll;     ///< log pbar_{n, y_n}
-  arma::mat class_prob;   ///< pbar, N x C
-  arma::uvec predicted;   ///< argmax_c pbar_nc
+  double test_acc = 0.0;    ///< fraction in [0, 1]
+  Reliability reliability;  ///< 10 bins
+  arma::vec point_ll;       ///< log pbar_{n, y_n}
+  arma::mat class_prob;     ///< pbar, N x C
+  arma::uvec predicted;     ///< argmax_c pbar_nc
 };
 
 /// pbar (N x C) from N x (S C) latent marginals (layout below), the points split over `threads`

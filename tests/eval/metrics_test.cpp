@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "eval/metrics.hpp"
+#include "likelihoods/softmax.hpp"
 #include "random/stream.hpp"
 #include "test_support.hpp"
 #include "util/error.hpp"
@@ -218,4 +219,43 @@ TEST_CASE("class_probabilities: the same numbers for any thread count") {
   const arma::mat even = 0.5 + 1.5 * arma::mat(arma::randu(7, 12));
   const arma::mat p = dkp::eval::class_probabilities(mean, even, 4, 2);
   CHECK(arma::approx_equal(arma::sum(p, 1), arma::ones(7), "absdiff", 4 * 3 * 1e-4 + 1e-4));
+}
+
+TEST_CASE("reliability: bins, per-bin confidence and accuracy, and the ECE by hand") {
+  // Confidences 0.95, 0.9 (bin 9), 0.65, 0.62 (bin 6), 0.55 (bin 5) and a tie at 0.5 (bin 5,
+  // class 0 by index_max); right: 0.95, 0.65, 0.55.
+  const arma::mat p = {{0.05, 0.95}, {0.9, 0.1},   {0.65, 0.35},
+                       {0.38, 0.62}, {0.55, 0.45}, {0.5, 0.5}};
+  const arma::uvec y = {1, 1, 0, 0, 0, 1};
+  const dkp::eval::Reliability r = dkp::eval::reliability(p, y);
+  REQUIRE(r.count.n_elem == 10);
+  CHECK(r.count[9] == 2);
+  CHECK(r.count[6] == 2);
+  CHECK(r.count[5] == 2);
+  CHECK(arma::accu(r.count) == 6);
+  CHECK(r.confidence[9] == doctest::Approx(0.925));
+  CHECK(r.accuracy[9] == doctest::Approx(0.5));
+  CHECK(r.confidence[6] == doctest::Approx(0.635));
+  CHECK(r.accuracy[6] == doctest::Approx(0.5));
+  CHECK(r.confidence[5] == doctest::Approx(0.525));
+  CHECK(r.accuracy[5] == doctest::Approx(0.5));
+  CHECK(r.count[0] == 0);
+  CHECK(r.accuracy[0] == 0.0);
+  const double ece = (2.0 * 0.425 + 2.0 * 0.135 + 2.0 * 0.025) / 6.0;
+  CHECK(r.ece == doctest::Approx(ece).epsilon(1e-14));
+  // A confidence of 1 falls in the last bin; perfectly calibrated bins give ECE 0.
+  const arma::mat q = {{1.0, 0.0}, {0.0, 1.0}};
+  const auto rq = dkp::eval::reliability(q, arma::uvec{0, 1}, 4);
+  CHECK(rq.count[3] == 2);
+  CHECK(rq.ece == 0.0);
+  // classification_metrics carries it.
+  const arma::mat mean = arma::mat(arma::vec{3.0, -3.0}), var(2, 1, arma::fill::value(0.1));
+  const auto m = dkp::eval::classification_metrics(mean, var, 2, arma::uvec{1, 0}, 1,
+                                                   dkp::likelihoods::ClassLikelihood::Probit);
+  CHECK(arma::accu(m.reliability.count) == 2);
+  CHECK(m.reliability.ece > 0.0);  // confidence just below 1 - 1e-3, accuracy 1
+  CHECK(m.reliability.ece < 0.01);
+  CHECK_THROWS_AS(dkp::eval::reliability(p, arma::uvec{1, 1}), dkp::Error);
+  CHECK_THROWS_AS(dkp::eval::reliability(p, arma::uvec{1, 1, 0, 0, 0, 2}), dkp::Error);
+  CHECK_THROWS_AS(dkp::eval::reliability(p, y, 0), dkp::Error);
 }

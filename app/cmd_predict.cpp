@@ -116,6 +116,15 @@ int cmd_predict(const std::vector<std::string>& args) {
     csv = class_predictions_csv(m, y);
     spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}  ECE {:.4f}", X.n_rows,
                  samples, m.test_ll, m.test_acc, m.reliability.ece);
+    std::string bins;  // the non-empty confidence bins: points, mean confidence, accuracy
+    const eval::Reliability& r = m.reliability;
+    for (arma::uword b = 0; b < r.count.n_elem; ++b) {
+      if (r.count[b] == 0) continue;
+      bins += fmt::format("  [{:.1f},{:.1f}) {} {:.4f} {:.4f}", double(b) / double(r.count.n_elem),
+                          double(b + 1) / double(r.count.n_elem), r.count[b], r.confidence[b],
+                          r.accuracy[b]);
+    }
+    spdlog::info("reliability (confidence bin, points, mean confidence, accuracy):{}", bins);
   } else if (pred.classes > 0) {
     csv = class_predictions_csv(eval::class_probabilities(pred.mean, pred.var, pred.classes,
                                                           size_t(threads), pred.class_likelihood));

@@ -44,32 +44,23 @@ int data_list(const std::filesystem::path& root) {
       std::cout << fmt::format("{:<9} {:<28} unavailable: {}\n", info.name, info.folder, e.what());
     }
   }
-  try {
-    const auto m = data::load_mnist(root);
-    std::cout << fmt::format("{:<9} {:<28} {:>6} {:>8} {:>6} {:>12}\n", "mnist", "mnist",
-                             m.train.X.n_rows + m.test.X.n_rows, m.train.X.n_cols, 1,
-                             fmt::format("{}/{}", m.train.X.n_rows, m.test.X.n_rows));
-  } catch (const DataError& e) {
-    ++missing;
-    std::cout << fmt::format("{:<9} {:<28} unavailable: {}\n", "mnist", "mnist", e.what());
-  }
-  // Not in the shared data: listed when installed (data-scripts/fetch_rectangles.sh), never
-  // counted as missing.
-  if (std::filesystem::exists(root / "rectangles")) {
+  // The image sets, one train/test split each. Rectangle-Images is not in the shared data: it is
+  // listed when its folder exists (data-scripts/fetch_rectangles.sh), never counted as missing.
+  for (const auto& [name, optional] : {std::pair{"mnist", false}, std::pair{"rectangles", true}}) {
+    if (optional && !std::filesystem::exists(root / name)) {
+      std::cout << fmt::format("{:<9} {:<28} not installed (optional: data-scripts/fetch_{}.sh)\n",
+                               name, name, name);
+      continue;
+    }
     try {
-      const auto r = data::load_rectangles(root);
-      std::cout << fmt::format("{:<9} {:<28} {:>6} {:>8} {:>6} {:>12}\n", "rectangles",
-                               "rectangles", r.train.X.n_rows + r.test.X.n_rows, r.train.X.n_cols,
-                               1, fmt::format("{}/{}", r.train.X.n_rows, r.test.X.n_rows));
+      const auto m = data::load_images(root, name);
+      std::cout << fmt::format("{:<9} {:<28} {:>6} {:>8} {:>6} {:>12}\n", name, name,
+                               m.train.X.n_rows + m.test.X.n_rows, m.train.X.n_cols, 1,
+                               fmt::format("{}/{}", m.train.X.n_rows, m.test.X.n_rows));
     } catch (const DataError& e) {
       ++missing;
-      std::cout << fmt::format("{:<9} {:<28} unavailable: {}\n", "rectangles", "rectangles",
-                               e.what());
+      std::cout << fmt::format("{:<9} {:<28} unavailable: {}\n", name, name, e.what());
     }
-  } else {
-    std::cout << fmt::format(
-        "{:<9} {:<28} not installed (optional: data-scripts/fetch_rectangles.sh)\n", "rectangles",
-        "rectangles");
   }
   return missing == 0 ? kExitOk : kExitError;
 }

@@ -98,10 +98,20 @@ Mnist load_mnist(const fs::path& root) {
   return m;
 }
 
-std::string mnist_sha256(const fs::path& root) {
+namespace {
+
+// The SHA-256 of the files' SHA-256s, in order (a run manifest's data_sha256).
+template <size_t N>
+std::string files_sha256(const fs::path& dir, const std::array<const char*, N>& files) {
   util::Sha256 h;
-  for (const char* f : kMnistFiles) h.update(util::sha256_file(root / "mnist" / f));
+  for (const char* f : files) h.update(util::sha256_file(dir / f));
   return h.hex_digest();
+}
+
+}  // namespace
+
+std::string mnist_sha256(const fs::path& root) {
+  return files_sha256(root / "mnist", kMnistFiles);
 }
 
 ImageSet read_amat_images(const fs::path& path, size_t classes) {
@@ -158,9 +168,7 @@ std::string images_sha256(const fs::path& root, const std::string& name) {
   if (name != "rectangles") {
     throw ConfigError(fmt::format("'{}' is not an image dataset (mnist, rectangles)", name));
   }
-  util::Sha256 h;
-  for (const char* f : kRectanglesFiles) h.update(util::sha256_file(root / "rectangles" / f));
-  return h.hex_digest();
+  return files_sha256(root / "rectangles", kRectanglesFiles);
 }
 
 RegressionSplit image_split(const Mnist& m, bool standard, double scale) {

@@ -57,11 +57,6 @@ double central_coverage(const arma::vec& pit, double level);
 /// Mean over p = 0.05, 0.10, ..., 0.95 of |fraction of PIT values <= p - p|.
 double calibration_error(const arma::vec& pit);
 
-/// Classification (the DSVI report's Table 3, the DKP paper's Table 2): the predictive class
-/// probabilities are the mixture over the S samples, pbar_nc = (1/S) sum_s p(y = c | q_ns), with
-/// p(y | q_ns) the robust-max likelihood's predictive under sample s's latent marginals. Then
-///   test log-likelihood = mean_n log pbar_{n, y_n},
-///   accuracy = fraction of points whose argmax_c pbar_nc is y_n.
 /// Reliability of a classifier's confidence (the DSVI report's Figure 4, "calibration curves"):
 /// the points binned by their confidence max_c pbar_nc into equal-width bins of [0, 1] (bin b
 /// holds [b / K, (b + 1) / K), the last also 1); per bin the number of points, their mean
@@ -77,6 +72,11 @@ struct Reliability {
 /// dkp::Error on shapes, labels or bins = 0.
 Reliability reliability(const arma::mat& class_prob, const arma::uvec& labels, size_t bins = 10);
 
+/// Classification (the DSVI report's Tables 2 and 3, the DKP paper's Table 2): the predictive class
+/// probabilities are the mixture over the S samples, pbar_nc = (1/S) sum_s p(y = c | q_ns), with
+/// p(y | q_ns) the likelihood's predictive (robust-max, probit or softmax) under sample s. Then
+///   test log-likelihood = mean_n log pbar_{n, y_n},
+///   accuracy = fraction of points whose argmax_c pbar_nc is y_n.
 struct ClassificationMetrics {
   double test_ll = 0.0;
   double test_acc = 0.0;    ///< fraction in [0, 1]

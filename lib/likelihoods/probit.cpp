@@ -5,20 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "likelihoods/robustmax.hpp"
+#include "likelihoods/quadrature.hpp"
 #include "util/error.hpp"
 
 namespace dkp::likelihoods {
 
 namespace {
-
-double normal_cdf(double z) {
-  return 0.5 * std::erfc(-z / M_SQRT2);
-}
-
-double normal_pdf(double z) {
-  return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
-}
 
 void check(const autodiff::Var& m, const autodiff::Var& v, const arma::uvec& y, const Probit& pr,
            bool positive_var) {

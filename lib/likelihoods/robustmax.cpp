@@ -15,14 +15,6 @@ namespace {
 constexpr double kSqueezeA = 1.0 - 2e-4;
 constexpr double kSqueezeB = 1e-4;
 
-double normal_cdf(double z) {
-  return 0.5 * std::erfc(-z / M_SQRT2);
-}
-
-double normal_pdf(double z) {
-  return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
-}
-
 // P(argmax = y) for one point with means m[0..C) and variances v[0..C); with dm and dv not null,
 // adds dP/dm_c and dP/dv_c into them (scaled by `scale`).
 double point_prob(const std::vector<double>& m, const std::vector<double>& v, arma::uword y,
@@ -74,21 +66,6 @@ void row(const arma::mat& a, arma::uword n, std::vector<double>& out) {
 }
 
 }  // namespace
-
-GaussHermite gauss_hermite(size_t points) {
-  if (points == 0) throw ConfigError("Gauss-Hermite quadrature needs at least 1 point");
-  // Golub-Welsch: the nodes are the eigenvalues of the Jacobi matrix of the Hermite
-  // polynomials, the weights sqrt(pi) times the squared first components of its eigenvectors.
-  arma::mat J(points, points, arma::fill::zeros);
-  for (size_t k = 1; k < points; ++k) J(k, k - 1) = J(k - 1, k) = std::sqrt(double(k) / 2.0);
-  arma::vec x;
-  arma::mat V;
-  if (!arma::eig_sym(x, V, J)) throw Error("Gauss-Hermite: eigen-decomposition failed");
-  GaussHermite gh;
-  gh.x = x;
-  gh.w = std::sqrt(M_PI) * arma::square(V.row(0).t());
-  return gh;
-}
 
 void validate(const RobustMax& rm) {
   if (rm.classes < 2) throw ConfigError(fmt::format("robust-max: {} classes", rm.classes));

@@ -16,16 +16,9 @@
 #include <armadillo>
 
 #include "autodiff/tape.hpp"
+#include "likelihoods/quadrature.hpp"
 
 namespace dkp::likelihoods {
-
-/// Physicists' Gauss-Hermite rule: integral e^{-x^2} f(x) dx ~ sum_k w_k f(x_k), exact for
-/// polynomials of degree < 2K (Golub-Welsch). Throws ConfigError for K = 0.
-struct GaussHermite {
-  arma::vec x;
-  arma::vec w;
-};
-GaussHermite gauss_hermite(size_t points);
 
 struct RobustMax {
   size_t classes = 10;

@@ -46,8 +46,8 @@ int data_list(const std::filesystem::path& root) {
   }
   // The image sets, one train/test split each. Rectangle-Images is not in the shared data: it is
   // listed when its folder exists (data-scripts/fetch_rectangles.sh), never counted as missing.
-  for (const auto& [name, optional] : {std::pair{"mnist", false}, std::pair{"rectangles", true}}) {
-    if (optional && !std::filesystem::exists(root / name)) {
+  for (const char* name : {"mnist", "rectangles"}) {
+    if (data::optional_dataset_missing(root, name)) {
       std::cout << fmt::format("{:<9} {:<28} not installed (optional: data-scripts/fetch_{}.sh)\n",
                                name, name, name);
       continue;

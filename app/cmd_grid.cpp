@@ -2,11 +2,13 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
+#include "data/root.hpp"
 #include "experiments/grid.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
@@ -78,7 +80,24 @@ int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose) {
 }
 
 int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
-             const std::vector<std::string>& extra) {
+             const std::vector<std::string>& extra, const std::string& data_option) {
+  // Cells on optional data that is not installed are skipped, not failed. Without a data root at
+  // all nothing is skipped: every cell then fails with dkp run's own message.
+  std::vector<ex::RunSpec> cells = grid.cells;
+  std::vector<ex::RunSpec> skipped;
+  try {
+    skipped = ex::take_cells_without_data(cells, data::resolve_data_root(data_option));
+  } catch (const DataError&) {
+  }
+  if (!skipped.empty()) {
+    std::set<std::string> names;
+    for (const auto& c : skipped) names.insert(c.dataset);
+    for (const auto& n : names) {
+      std::cout << fmt::format(
+          "skipping the cells on {}: not installed (optional data: data-scripts/fetch_{}.sh)\n", n,
+          n);
+    }
+  }
   ex::RunnerOptions opt;
   opt.jobs = jobs;
   opt.exe = self_exe();
@@ -89,8 +108,11 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  const auto sum = ex::run_cells(grid.cells, results, opt);
-  std::cout << sum.line() << "\n";
+  const auto sum = ex::run_cells(cells, results, opt);
+  std::cout << sum.line()
+            << (skipped.empty() ? ""
+                                : fmt::format(", skipped {} (data not installed)", skipped.size()))
+            << "\n";
   if (!sum.failed_cells.empty()) {
     std::cout << fmt::format(
         "failed cells (see error.json in their run directories; 'dkp grid "
@@ -156,7 +178,7 @@ int cmd_grid(const std::vector<std::string>& args) {
   if (action == "plan") return grid_plan(grid, results, vm, extra);
   const int jobs = vm["jobs"].as<int>();
   if (jobs < 1 || jobs > 256) throw UsageError(fmt::format("-j {} is out of range (1..256)", jobs));
-  return grid_run(grid, results, jobs, extra);
+  return grid_run(grid, results, jobs, extra, vm["data"].as<std::string>());
 }
 
 }  // namespace dkp::cli

@@ -2,8 +2,10 @@
 # The main job: runs every paper grid in experiments/ (all but the smoke grid) with the given
 # profile, then writes the tables (results/tables/*.tex and *.csv). A failed cell or grid does not
 # stop the others: the tables are written anyway, with missing cells flagged, and the script exits
-# non-zero at the end naming what failed. A grid whose data is optional and not installed
-# (Rectangle-Images) is skipped, not failed. Rerunning reuses every finished cell.
+# non-zero at the end naming what failed. `dkp grid run` skips, and does not fail, the cells on
+# optional data that is not installed (Rectangle-Images, the DSVI report's Table 2): their table
+# is written with those cells missing beside the report's values. Rerunning reuses every
+# finished cell.
 #   scripts/reproduce-tables.sh [DKP] [PROFILE] [JOBS] [RESULTS] [TABLES]
 # RESULTS (default results/runs) holds the run directories, TABLES (default results/tables) the
 # tables.
@@ -24,17 +26,7 @@ if [ ${#grids[@]} -eq 0 ]; then
   exit 3
 fi
 failed=()
-skipped=()
-# Rectangle-Images (the DSVI report's Table 2) is not in the shared data: without it its grid is
-# skipped, not failed, and its table is written with every cell missing beside the report's.
-rectangles_missing=""
-"$dkp" data list 2>/dev/null | grep -Eq '^rectangles +rectangles +[0-9]' || rectangles_missing=1
 for g in "${grids[@]}"; do
-  if [ -n "$rectangles_missing" ] && grep -q '^ *datasets: *\[rectangles\]' "$g"; then
-    echo "== $g skipped: Rectangle-Images is not installed (data-scripts/fetch_rectangles.sh)"
-    skipped+=("$g")
-    continue
-  fi
   echo "== $g (profile $profile, $jobs jobs)"
   "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results" || failed+=("grid $g")
 done
@@ -51,10 +43,6 @@ esac
 echo "== dkp toy (profile $profile)"
 "$dkp" toy "${toy_args[@]}" --jobs "$jobs" --out "$tables" || failed+=("toy")
 echo "tables: $tables/ (reproduce-tables: $(( $(date +%s) - start )) s in all)"
-if [ ${#skipped[@]} -gt 0 ]; then
-  printf 'reproduce-tables: skipped for want of data (their tables show the papers alone):\n'
-  printf '  %s\n' "${skipped[@]}"
-fi
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'reproduce-tables: failures in:\n' >&2
   printf '  %s\n' "${failed[@]}" >&2

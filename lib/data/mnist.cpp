@@ -171,6 +171,10 @@ std::string images_sha256(const fs::path& root, const std::string& name) {
   return files_sha256(root / "rectangles", kRectanglesFiles);
 }
 
+bool optional_dataset_missing(const fs::path& root, const std::string& dataset) {
+  return dataset == "rectangles" && !fs::exists(root / dataset);
+}
+
 RegressionSplit image_split(const Mnist& m, bool standard, double scale) {
   if (!(scale > 0.0) || !std::isfinite(scale)) {
     throw ConfigError(fmt::format("pixel scale must be positive and finite (got {})", scale));

@@ -55,6 +55,11 @@ std::string images_sha256(const std::filesystem::path& root, const std::string& 
 /// divided by it); a scale that is not positive and finite is a ConfigError.
 RegressionSplit image_split(const Mnist& m, bool standard = false, double scale = 1.0);
 
+/// True when `dataset` is optional data (not in the shared data: Rectangle-Images, which
+/// data-scripts/fetch_<dataset>.sh installs) and its folder is absent from `root`. A required
+/// dataset is never "optional and missing": its absence is an error where it is loaded.
+bool optional_dataset_missing(const std::filesystem::path& root, const std::string& dataset);
+
 /// Number of classes of a dataset name: 10 for "mnist", 2 for "rectangles", 0 (regression) for
 /// anything else.
 size_t dataset_classes(const std::string& dataset);

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "data/mnist.hpp"
 #include "experiments/store.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -33,6 +34,16 @@ std::string RunnerSummary::line() const {
     s += fmt::format(", interrupted {}, not started {}", interrupted, not_started);
   }
   return s;
+}
+
+std::vector<RunSpec> take_cells_without_data(std::vector<RunSpec>& cells,
+                                             const std::filesystem::path& data_root) {
+  std::vector<RunSpec> keep, skipped;
+  for (auto& c : cells) {
+    (data::optional_dataset_missing(data_root, c.dataset) ? skipped : keep).push_back(std::move(c));
+  }
+  cells = std::move(keep);
+  return skipped;
 }
 
 std::string format_duration(double seconds) {

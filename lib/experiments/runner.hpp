@@ -41,6 +41,13 @@ struct RunnerSummary {
 RunnerSummary run_cells(const std::vector<RunSpec>& cells,
                         const std::filesystem::path& results_root, const RunnerOptions& options);
 
+/// Moves out of `cells` those whose dataset is optional and not installed under `data_root`
+/// (data::optional_dataset_missing: Rectangle-Images without data-scripts/fetch_rectangles.sh)
+/// and returns them, in their order; the rest keep theirs. `dkp grid run` skips them and says so
+/// instead of failing them: a grid over data the shared set does not hold is not broken.
+std::vector<RunSpec> take_cells_without_data(std::vector<RunSpec>& cells,
+                                             const std::filesystem::path& data_root);
+
 /// "1h 02m", "3m 20s", "12s".
 std::string format_duration(double seconds);
 

@@ -145,6 +145,32 @@ TEST_CASE("shards i/n partition the pending cells exactly") {
   CHECK_THROWS_AS(parse_shard("a/b"), dkp::ConfigError);
 }
 
+TEST_CASE("cells on optional data that is not installed are set apart, the rest kept in order") {
+  const fs::path data = dkp::test::temp_dir("optional-data");
+  const std::string text =
+      "name: o\nfamily: generic\nprotocol:\n  steps: 10\n  lr_schedule: [[0, 0.01]]\n"
+      "  kl_anneal: 0\n  train_samples: 1\n  test_samples: 2\n  inducing: 5\n  batch: 8\n"
+      "  kernel: se\n  seed: 0\naxes:\n  datasets: [boston, rectangles, mnist]\n  splits: [0]\n"
+      "  depths: [2]\n  models: [{model: sgp, inducing: [5, 6]}]\n";
+  const Grid g = parse_grid(text, "o.yaml");
+  REQUIRE(g.cells.size() == 6);
+  std::vector<RunSpec> cells = g.cells;
+  const std::vector<RunSpec> skipped = take_cells_without_data(cells, data);
+  REQUIRE(skipped.size() == 2);
+  for (const auto& c : skipped) CHECK(c.dataset == "rectangles");
+  REQUIRE(cells.size() == 4);
+  size_t k = 0;  // the kept cells in the grid's order
+  for (const auto& c : g.cells) {
+    if (c.dataset == "rectangles") continue;
+    CHECK(cells[k++].hash() == c.hash());
+  }
+  // Required data is never skipped, present or not; installed optional data is run.
+  fs::create_directories(data / "rectangles");
+  cells = g.cells;
+  CHECK(take_cells_without_data(cells, data).empty());
+  CHECK(cells.size() == 6);
+}
+
 TEST_CASE("runner: runs pending cells, records failures, reuses results on rerun") {
   const fs::path root = dkp::test::temp_dir("runner") / "runs";
   const fs::path exe = fake_dkp(root.parent_path());

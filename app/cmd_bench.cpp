@@ -3,9 +3,14 @@
 //   dkp bench ad
 //   dkp bench dist
 //   dkp bench blas --threads 2
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -21,6 +26,7 @@
 #include "models/factory.hpp"
 #include "run_setup.hpp"
 #include "training/mc.hpp"
+#include "util/blas_count.hpp"
 #include "util/blas_threads.hpp"
 #include "util/error.hpp"
 
@@ -33,6 +39,40 @@ using Clock = std::chrono::steady_clock;
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// --flops: this process needs the counting shim (util/blas_count.hpp). Without it, runs this
+// same command again with the shim beside the binary preloaded, and returns its exit code (never
+// returns on success of execv). DKP_BLAS_COUNT_REEXEC guards against a loop.
+int reexec_with_blas_count(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  if (std::getenv("DKP_BLAS_COUNT_REEXEC") != nullptr) {
+    throw Error(fmt::format("--flops: {} was preloaded but is not active (LD_PRELOAD='{}')",
+                            util::blas_count_library(),
+                            std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD") : ""));
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path shim = exe.parent_path() / util::blas_count_library();
+  if (ec || !fs::exists(shim)) {
+    throw Error(
+        fmt::format("--flops needs {} beside the dkp binary ({}); build it with 'make build'",
+                    util::blas_count_library(), shim.string()));
+  }
+  const char* old = std::getenv("LD_PRELOAD");
+  const std::string preload =
+      shim.string() + (old != nullptr && *old != '\0' ? std::string(":") + old : "");
+  ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  ::setenv("DKP_BLAS_COUNT_REEXEC", "1", 1);
+  std::vector<std::string> argv_s = {exe.string(), "bench"};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout << std::flush;
+  ::execv(exe.c_str(), argv.data());
+  throw Error(
+      fmt::format("--flops: could not run {} again: {}", exe.string(), std::strerror(errno)));
 }
 
 int bench_model(const po::variables_map& vm) {
@@ -48,8 +88,14 @@ int bench_model(const po::variables_map& vm) {
   const size_t batch = std::min<size_t>(size_t(vm["batch"].as<long>()), split.X_train.n_rows);
   const arma::mat Xb = split.X_train.rows(0, batch - 1);
   const arma::vec yb = split.y_train.subvec(0, batch - 1);
-  std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11} {:>11} {:>13}\n", "model", "depth", "batch",
+  const bool flops = vm["flops"].as<bool>();
+  std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11} {:>11} {:>13}", "model", "depth", "batch",
                            "step ms", "fwd ms", "predict ms");
+  if (flops) {
+    std::cout << fmt::format(" {:>11} {:>10} {:>9} {:>10} {:>9}", "step GFlop", "GFlop/s", "BLAS %",
+                             "fwd GFlop", "BLAS %");
+  }
+  std::cout << "\n";
   std::vector<int> depths = vm["depth"].as<std::vector<int>>();
   if (vm["model"].as<std::string>() == "sgp" && vm["depth"].defaulted()) depths = {1};
   for (int depth : depths) {
@@ -66,18 +112,28 @@ int bench_model(const po::variables_map& vm) {
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);
     std::vector<double> step_ms, fwd_ms;
+    util::BlasCount step_blas, fwd_blas;  // summed over the timed repetitions (--flops)
+    const auto count = [] { return util::blas_count().value_or(util::BlasCount{}); };
     for (int r = 0; r < reps + 2; ++r) {  // two warm-up repetitions
       random::Stream noise = run.child("mc-noise", size_t(r));
+      const util::BlasCount c0 = count();
       const auto t0 = Clock::now();
       training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
                               double(split.X_train.n_rows), S, 1.0, noise, threads, true);
       const auto t1 = Clock::now();
+      const util::BlasCount c1 = count();
       training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
                               double(split.X_train.n_rows), S, 1.0, noise, threads, false);
       const auto t2 = Clock::now();
+      const util::BlasCount c2 = count();
       if (r >= 2) {
         step_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         fwd_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+        const util::BlasCount ds = c1 - c0, df = c2 - c1;
+        step_blas = {step_blas.calls + ds.calls, step_blas.flops + ds.flops,
+                     step_blas.seconds + ds.seconds};
+        fwd_blas = {fwd_blas.calls + df.calls, fwd_blas.flops + df.flops,
+                    fwd_blas.seconds + df.seconds};
       }
     }
     double pred_ms = std::nan("");
@@ -95,8 +151,24 @@ int bench_model(const po::variables_map& vm) {
     if (spec.hidden_ard) label += " ard";
     if (spec.per_output_precision) label += " per-out";
     if (spec.model == "dwp" && stl != "on") label += " stl " + stl;
-    std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}\n", label, depth,
+    std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}", label, depth,
                              batch, median(step_ms), median(fwd_ms), pred_ms);
+    if (flops) {
+      // Per step: the mean flops of the timed repetitions (the same every repetition but for
+      // jitter retries), their rate over the median step time, and the BLAS share of the
+      // threads' time (the summed BLAS seconds over the summed wall time x threads).
+      const double n = double(reps), T = double(std::min(threads, S));
+      auto share = [&](const util::BlasCount& c, const std::vector<double>& ms) {
+        double wall = 0.0;
+        for (double m : ms) wall += m * 1e-3;
+        return 100.0 * c.seconds / (wall * T);
+      };
+      std::cout << fmt::format(
+          " {:>11.4f} {:>10.1f} {:>9.1f} {:>10.4f} {:>9.1f}", step_blas.flops / n * 1e-9,
+          step_blas.flops / n / (median(step_ms) * 1e-3) * 1e-9, share(step_blas, step_ms),
+          fwd_blas.flops / n * 1e-9, share(fwd_blas, fwd_ms));
+    }
+    std::cout << "\n";
   }
   std::cout << fmt::format(
       "(S = {} training samples, {} inducing points, median of {} steps; fwd: the ELBO without "
@@ -104,6 +176,14 @@ int bench_model(const po::variables_map& vm) {
       "of a run; {} thread(s) sharing the samples)\n",
       S, vm["inducing"].as<long>(), reps, split.X_test.n_rows, test_samples,
       vm["threads"].as<int>());
+  if (flops) {
+    std::cout << "(--flops: the nominal floating-point operations of the step's BLAS and LAPACK "
+                 "calls (gemm 2mnk, triangular solve m^2 n, Cholesky n^3/3, ...; "
+                 "app/shim/blas_count.cpp), counted by libdkp_blas_count.so; GFlop/s: that count "
+                 "over the median step time; BLAS %: their share of the threads' time. Work "
+                 "outside BLAS (kernels' exponentials, elementwise ops, random draws) is not "
+                 "counted. Timing every call adds about 0.1 us to it.)\n";
+  }
   return kExitOk;
 }
 
@@ -128,7 +208,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("inducing", po::value<long>()->default_value(100), "inducing points")
     ("batch", po::value<long>()->default_value(10000), "batch size (full batch when larger)")
     ("reps", po::value<int>()->default_value(20), "timed repetitions")
-    ("threads", po::value<int>()->default_value(1), "threads sharing the Monte Carlo samples (blas: threads running each kernel at once)");
+    ("threads", po::value<int>()->default_value(1), "threads sharing the Monte Carlo samples (blas: threads running each kernel at once)")
+    ("flops", po::bool_switch(), "model: also count the step's BLAS/LAPACK flops, their rate and time share (reruns itself with libdkp_blas_count.so preloaded)");
   // clang-format on
   po::positional_options_description pos;
   pos.add("what", 1);
@@ -136,6 +217,10 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad|dist|blas [options]")) return kExitOk;
   if (!vm.count("what")) throw UsageError("missing what to benchmark: model, ad, dist or blas");
   const auto what = vm["what"].as<std::string>();
+  if (vm["flops"].as<bool>()) {
+    if (what != "model") throw UsageError("--flops applies to 'dkp bench model' only");
+    if (!util::blas_count()) return reexec_with_blas_count(args);
+  }
   // Timings depend on OpenBLAS's kernels by up to 2x (README, Speed): say which ran, and why.
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   spdlog::info("OpenBLAS kernels: {}{}", util::blas_core(),

@@ -1,0 +1,209 @@
+// libdkp_blas_count.so: counts the floating-point operations, calls and seconds of the BLAS and
+// LAPACK routines dkp calls, for `dkp bench model --flops` (which loads it with LD_PRELOAD and
+// reads the totals through util/blas_count.hpp). Each routine here takes the place of the
+// library's by symbol interposition, adds its nominal flop count to process-wide totals and
+// forwards to the real routine (dlsym RTLD_NEXT). Only the outermost routine of a thread counts:
+// a LAPACK routine that calls BLAS through the exported symbols is counted once, as itself.
+//
+// Nominal counts (multiply-add = 2 flops, the usual LAPACK working-note convention):
+//   gemm 2mnk; trsm, trmm m^2 n (left) or m n^2 (right); syrk n^2 k; syr2k 2 n^2 k;
+//   symm 2 m^2 n (left) or 2 m n^2 (right); gemv, ger 2mn; symv 2n^2; trsv, trmv n^2;
+//   potrf n^3 / 3; potri 2 n^3 / 3; trtri n^3 / 3; potrs 2 n^2 r; trtrs n^2 r;
+//   getrf 2 n^3 / 3 (square); getri 4 n^3 / 3; getrs 2 n^2 r.
+// Routines not listed (eigen and singular value decompositions: initialisation only) are not
+// counted.
+#include <cblas.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+std::atomic<std::uint64_t> g_calls{0}, g_flops{0}, g_nanoseconds{0};
+thread_local int t_depth = 0;
+
+// The next definition of `name` after this library's (the BLAS or LAPACK one).
+template <class F>
+F next(F& cache, const char* name) {
+  if (cache == nullptr) {
+    cache = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+    if (cache == nullptr) {
+      std::fprintf(stderr, "libdkp_blas_count: no '%s' to forward to\n", name);
+      std::abort();
+    }
+  }
+  return cache;
+}
+
+// Runs `call`, counting it (with `flops`) unless another counted routine of this thread is
+// already running.
+template <class Call>
+void counted(double flops, Call&& call) {
+  if (t_depth > 0) {
+    call();
+    return;
+  }
+  ++t_depth;
+  const auto t0 = std::chrono::steady_clock::now();
+  call();
+  const auto t1 = std::chrono::steady_clock::now();
+  --t_depth;
+  g_calls.fetch_add(1, std::memory_order_relaxed);
+  g_flops.fetch_add(std::uint64_t(flops + 0.5), std::memory_order_relaxed);
+  g_nanoseconds.fetch_add(
+      std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()),
+      std::memory_order_relaxed);
+}
+
+double d(int n) {
+  return double(n);
+}
+double d(const int* n) {
+  return double(*n);
+}
+bool left(CBLAS_SIDE s) {
+  return s == CblasLeft;
+}
+bool left(const char* s) {
+  return *s == 'L' || *s == 'l';
+}
+
+}  // namespace
+
+extern "C" {
+
+/// Totals since the process started (all threads).
+void dkp_blas_count_read(std::uint64_t* calls, std::uint64_t* flops, std::uint64_t* nanoseconds) {
+  *calls = g_calls.load(std::memory_order_relaxed);
+  *flops = g_flops.load(std::memory_order_relaxed);
+  *nanoseconds = g_nanoseconds.load(std::memory_order_relaxed);
+}
+
+// ---- CBLAS ----
+void cblas_dgemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
+                 blasint k, double al, const double* a, blasint la, const double* b, blasint lb,
+                 double be, double* c, blasint lc) {
+  static decltype(&cblas_dgemm) f = nullptr;
+  counted(2 * d(m) * d(n) * d(k),
+          [&] { next(f, "cblas_dgemm")(o, ta, tb, m, n, k, al, a, la, b, lb, be, c, lc); });
+}
+void cblas_dtrsm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG dg,
+                 blasint m, blasint n, double al, const double* a, blasint la, double* b,
+                 blasint lb) {
+  static decltype(&cblas_dtrsm) f = nullptr;
+  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
+          [&] { next(f, "cblas_dtrsm")(o, s, u, t, dg, m, n, al, a, la, b, lb); });
+}
+void cblas_dtrmm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG dg,
+                 blasint m, blasint n, double al, const double* a, blasint la, double* b,
+                 blasint lb) {
+  static decltype(&cblas_dtrmm) f = nullptr;
+  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
+          [&] { next(f, "cblas_dtrmm")(o, s, u, t, dg, m, n, al, a, la, b, lb); });
+}
+void cblas_dsyrk(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, blasint n, blasint k, double al,
+                 const double* a, blasint la, double be, double* c, blasint lc) {
+  static decltype(&cblas_dsyrk) f = nullptr;
+  counted(d(n) * d(n) * d(k), [&] { next(f, "cblas_dsyrk")(o, u, t, n, k, al, a, la, be, c, lc); });
+}
+void cblas_dsyr2k(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, blasint n, blasint k, double al,
+                  const double* a, blasint la, const double* b, blasint lb, double be, double* c,
+                  blasint lc) {
+  static decltype(&cblas_dsyr2k) f = nullptr;
+  counted(2 * d(n) * d(n) * d(k),
+          [&] { next(f, "cblas_dsyr2k")(o, u, t, n, k, al, a, la, b, lb, be, c, lc); });
+}
+void cblas_dsymm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, blasint m, blasint n, double al,
+                 const double* a, blasint la, const double* b, blasint lb, double be, double* c,
+                 blasint lc) {
+  static decltype(&cblas_dsymm) f = nullptr;
+  counted(left(s) ? 2 * d(m) * d(m) * d(n) : 2 * d(m) * d(n) * d(n),
+          [&] { next(f, "cblas_dsymm")(o, s, u, m, n, al, a, la, b, lb, be, c, lc); });
+}
+void cblas_dgemv(CBLAS_ORDER o, CBLAS_TRANSPOSE t, blasint m, blasint n, double al, const double* a,
+                 blasint la, const double* x, blasint ix, double be, double* y, blasint iy) {
+  static decltype(&cblas_dgemv) f = nullptr;
+  counted(2 * d(m) * d(n),
+          [&] { next(f, "cblas_dgemv")(o, t, m, n, al, a, la, x, ix, be, y, iy); });
+}
+
+// ---- Fortran BLAS (Armadillo's calls) ----
+using fint = int;
+void dgemm_(const char* ta, const char* tb, const fint* m, const fint* n, const fint* k,
+            const double* al, const double* a, const fint* la, const double* b, const fint* lb,
+            const double* be, double* c, const fint* lc) {
+  static decltype(&dgemm_) f = nullptr;
+  counted(2 * d(m) * d(n) * d(k),
+          [&] { next(f, "dgemm_")(ta, tb, m, n, k, al, a, la, b, lb, be, c, lc); });
+}
+void dgemv_(const char* t, const fint* m, const fint* n, const double* al, const double* a,
+            const fint* la, const double* x, const fint* ix, const double* be, double* y,
+            const fint* iy) {
+  static decltype(&dgemv_) f = nullptr;
+  counted(2 * d(m) * d(n), [&] { next(f, "dgemv_")(t, m, n, al, a, la, x, ix, be, y, iy); });
+}
+void dsyrk_(const char* u, const char* t, const fint* n, const fint* k, const double* al,
+            const double* a, const fint* la, const double* be, double* c, const fint* lc) {
+  static decltype(&dsyrk_) f = nullptr;
+  counted(d(n) * d(n) * d(k), [&] { next(f, "dsyrk_")(u, t, n, k, al, a, la, be, c, lc); });
+}
+void dtrsm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
+            const fint* n, const double* al, const double* a, const fint* la, double* b,
+            const fint* lb) {
+  static decltype(&dtrsm_) f = nullptr;
+  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
+          [&] { next(f, "dtrsm_")(s, u, t, dg, m, n, al, a, la, b, lb); });
+}
+void dtrmm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
+            const fint* n, const double* al, const double* a, const fint* la, double* b,
+            const fint* lb) {
+  static decltype(&dtrmm_) f = nullptr;
+  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
+          [&] { next(f, "dtrmm_")(s, u, t, dg, m, n, al, a, la, b, lb); });
+}
+
+// ---- LAPACK ----
+void dpotrf_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
+  static decltype(&dpotrf_) f = nullptr;
+  counted(d(n) * d(n) * d(n) / 3, [&] { next(f, "dpotrf_")(u, n, a, la, info); });
+}
+void dpotri_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
+  static decltype(&dpotri_) f = nullptr;
+  counted(2 * d(n) * d(n) * d(n) / 3, [&] { next(f, "dpotri_")(u, n, a, la, info); });
+}
+void dtrtri_(const char* u, const char* dg, const fint* n, double* a, const fint* la, fint* info) {
+  static decltype(&dtrtri_) f = nullptr;
+  counted(d(n) * d(n) * d(n) / 3, [&] { next(f, "dtrtri_")(u, dg, n, a, la, info); });
+}
+void dpotrs_(const char* u, const fint* n, const fint* r, const double* a, const fint* la,
+             double* b, const fint* lb, fint* info) {
+  static decltype(&dpotrs_) f = nullptr;
+  counted(2 * d(n) * d(n) * d(r), [&] { next(f, "dpotrs_")(u, n, r, a, la, b, lb, info); });
+}
+void dtrtrs_(const char* u, const char* t, const char* dg, const fint* n, const fint* r,
+             const double* a, const fint* la, double* b, const fint* lb, fint* info) {
+  static decltype(&dtrtrs_) f = nullptr;
+  counted(d(n) * d(n) * d(r), [&] { next(f, "dtrtrs_")(u, t, dg, n, r, a, la, b, lb, info); });
+}
+void dgetrf_(const fint* m, const fint* n, double* a, const fint* la, fint* ipiv, fint* info) {
+  static decltype(&dgetrf_) f = nullptr;
+  counted(2 * d(n) * d(n) * d(n) / 3, [&] { next(f, "dgetrf_")(m, n, a, la, ipiv, info); });
+}
+void dgetri_(const fint* n, double* a, const fint* la, const fint* ipiv, double* w, const fint* lw,
+             fint* info) {
+  static decltype(&dgetri_) f = nullptr;
+  // A workspace query (lwork = -1) computes nothing.
+  counted(*lw == -1 ? 0.0 : 4 * d(n) * d(n) * d(n) / 3,
+          [&] { next(f, "dgetri_")(n, a, la, ipiv, w, lw, info); });
+}
+void dgetrs_(const char* t, const fint* n, const fint* r, const double* a, const fint* la,
+             const fint* ipiv, double* b, const fint* lb, fint* info) {
+  static decltype(&dgetrs_) f = nullptr;
+  counted(2 * d(n) * d(n) * d(r), [&] { next(f, "dgetrs_")(t, n, r, a, la, ipiv, b, lb, info); });
+}
+
+}  // extern "C"

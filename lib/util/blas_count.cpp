@@ -1,0 +1,24 @@
+#include "util/blas_count.hpp"
+
+#include <dlfcn.h>
+
+namespace dkp::util {
+
+BlasCount operator-(const BlasCount& b, const BlasCount& a) {
+  return {b.calls - a.calls, b.flops - a.flops, b.seconds - a.seconds};
+}
+
+std::optional<BlasCount> blas_count() {
+  using Read = void (*)(std::uint64_t*, std::uint64_t*, std::uint64_t*);
+  static const Read read = reinterpret_cast<Read>(dlsym(RTLD_DEFAULT, "dkp_blas_count_read"));
+  if (read == nullptr) return std::nullopt;
+  std::uint64_t calls = 0, flops = 0, ns = 0;
+  read(&calls, &flops, &ns);
+  return BlasCount{calls, double(flops), double(ns) * 1e-9};
+}
+
+const char* blas_count_library() {
+  return "libdkp_blas_count.so";
+}
+
+}  // namespace dkp::util

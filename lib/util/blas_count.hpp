@@ -1,0 +1,27 @@
+// Reading the BLAS/LAPACK operation counts of libdkp_blas_count.so (app/shim/blas_count.cpp),
+// which `dkp bench model --flops` loads with LD_PRELOAD. Without the shim nothing is counted and
+// blas_count() says so; dkp itself never depends on it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace dkp::util {
+
+struct BlasCount {
+  std::uint64_t calls = 0;  ///< outermost BLAS/LAPACK calls (all threads)
+  double flops = 0.0;       ///< their nominal floating-point operations (app/shim/blas_count.cpp)
+  double seconds = 0.0;     ///< their wall time, summed over threads
+};
+
+/// BlasCount b - a (the work between two readings).
+BlasCount operator-(const BlasCount& b, const BlasCount& a);
+
+/// The totals so far, or nullopt when the counting shim is not loaded.
+std::optional<BlasCount> blas_count();
+
+/// The shim's file name, "libdkp_blas_count.so" (built beside the dkp binary).
+const char* blas_count_library();
+
+}  // namespace dkp::util

@@ -72,6 +72,18 @@ bool left(const char* s) {
   return *s == 'L' || *s == 'l';
 }
 
+// Counts `flops` and calls the next definition of `name` with `args`.
+template <class F, class... Args>
+void forward(F& cache, const char* name, double flops, Args... args) {
+  counted(flops, [&] { next(cache, name)(args...); });
+}
+
+// Nominal flops of a triangular product or solve with an m x n right-hand side.
+template <class Side, class Int>
+double tri_flops(Side side, Int m, Int n) {
+  return left(side) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n);
+}
+
 }  // namespace
 
 extern "C" {
@@ -88,47 +100,43 @@ void cblas_dgemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint 
                  blasint k, double al, const double* a, blasint la, const double* b, blasint lb,
                  double be, double* c, blasint lc) {
   static decltype(&cblas_dgemm) f = nullptr;
-  counted(2 * d(m) * d(n) * d(k),
-          [&] { next(f, "cblas_dgemm")(o, ta, tb, m, n, k, al, a, la, b, lb, be, c, lc); });
+  forward(f, "cblas_dgemm", 2 * d(m) * d(n) * d(k), o, ta, tb, m, n, k, al, a, la, b, lb, be, c,
+          lc);
 }
 void cblas_dtrsm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG dg,
                  blasint m, blasint n, double al, const double* a, blasint la, double* b,
                  blasint lb) {
   static decltype(&cblas_dtrsm) f = nullptr;
-  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
-          [&] { next(f, "cblas_dtrsm")(o, s, u, t, dg, m, n, al, a, la, b, lb); });
+  forward(f, "cblas_dtrsm", tri_flops(s, m, n), o, s, u, t, dg, m, n, al, a, la, b, lb);
 }
 void cblas_dtrmm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG dg,
                  blasint m, blasint n, double al, const double* a, blasint la, double* b,
                  blasint lb) {
   static decltype(&cblas_dtrmm) f = nullptr;
-  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
-          [&] { next(f, "cblas_dtrmm")(o, s, u, t, dg, m, n, al, a, la, b, lb); });
+  forward(f, "cblas_dtrmm", tri_flops(s, m, n), o, s, u, t, dg, m, n, al, a, la, b, lb);
 }
 void cblas_dsyrk(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, blasint n, blasint k, double al,
                  const double* a, blasint la, double be, double* c, blasint lc) {
   static decltype(&cblas_dsyrk) f = nullptr;
-  counted(d(n) * d(n) * d(k), [&] { next(f, "cblas_dsyrk")(o, u, t, n, k, al, a, la, be, c, lc); });
+  forward(f, "cblas_dsyrk", d(n) * d(n) * d(k), o, u, t, n, k, al, a, la, be, c, lc);
 }
 void cblas_dsyr2k(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, blasint n, blasint k, double al,
                   const double* a, blasint la, const double* b, blasint lb, double be, double* c,
                   blasint lc) {
   static decltype(&cblas_dsyr2k) f = nullptr;
-  counted(2 * d(n) * d(n) * d(k),
-          [&] { next(f, "cblas_dsyr2k")(o, u, t, n, k, al, a, la, b, lb, be, c, lc); });
+  forward(f, "cblas_dsyr2k", 2 * d(n) * d(n) * d(k), o, u, t, n, k, al, a, la, b, lb, be, c, lc);
 }
 void cblas_dsymm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, blasint m, blasint n, double al,
                  const double* a, blasint la, const double* b, blasint lb, double be, double* c,
                  blasint lc) {
   static decltype(&cblas_dsymm) f = nullptr;
-  counted(left(s) ? 2 * d(m) * d(m) * d(n) : 2 * d(m) * d(n) * d(n),
-          [&] { next(f, "cblas_dsymm")(o, s, u, m, n, al, a, la, b, lb, be, c, lc); });
+  forward(f, "cblas_dsymm", left(s) ? 2 * d(m) * d(m) * d(n) : 2 * d(m) * d(n) * d(n), o, s, u, m,
+          n, al, a, la, b, lb, be, c, lc);
 }
 void cblas_dgemv(CBLAS_ORDER o, CBLAS_TRANSPOSE t, blasint m, blasint n, double al, const double* a,
                  blasint la, const double* x, blasint ix, double be, double* y, blasint iy) {
   static decltype(&cblas_dgemv) f = nullptr;
-  counted(2 * d(m) * d(n),
-          [&] { next(f, "cblas_dgemv")(o, t, m, n, al, a, la, x, ix, be, y, iy); });
+  forward(f, "cblas_dgemv", 2 * d(m) * d(n), o, t, m, n, al, a, la, x, ix, be, y, iy);
 }
 
 // ---- Fortran BLAS (Armadillo's calls) ----
@@ -137,73 +145,69 @@ void dgemm_(const char* ta, const char* tb, const fint* m, const fint* n, const 
             const double* al, const double* a, const fint* la, const double* b, const fint* lb,
             const double* be, double* c, const fint* lc) {
   static decltype(&dgemm_) f = nullptr;
-  counted(2 * d(m) * d(n) * d(k),
-          [&] { next(f, "dgemm_")(ta, tb, m, n, k, al, a, la, b, lb, be, c, lc); });
+  forward(f, "dgemm_", 2 * d(m) * d(n) * d(k), ta, tb, m, n, k, al, a, la, b, lb, be, c, lc);
 }
 void dgemv_(const char* t, const fint* m, const fint* n, const double* al, const double* a,
             const fint* la, const double* x, const fint* ix, const double* be, double* y,
             const fint* iy) {
   static decltype(&dgemv_) f = nullptr;
-  counted(2 * d(m) * d(n), [&] { next(f, "dgemv_")(t, m, n, al, a, la, x, ix, be, y, iy); });
+  forward(f, "dgemv_", 2 * d(m) * d(n), t, m, n, al, a, la, x, ix, be, y, iy);
 }
 void dsyrk_(const char* u, const char* t, const fint* n, const fint* k, const double* al,
             const double* a, const fint* la, const double* be, double* c, const fint* lc) {
   static decltype(&dsyrk_) f = nullptr;
-  counted(d(n) * d(n) * d(k), [&] { next(f, "dsyrk_")(u, t, n, k, al, a, la, be, c, lc); });
+  forward(f, "dsyrk_", d(n) * d(n) * d(k), u, t, n, k, al, a, la, be, c, lc);
 }
 void dtrsm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
             const fint* n, const double* al, const double* a, const fint* la, double* b,
             const fint* lb) {
   static decltype(&dtrsm_) f = nullptr;
-  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
-          [&] { next(f, "dtrsm_")(s, u, t, dg, m, n, al, a, la, b, lb); });
+  forward(f, "dtrsm_", tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
 }
 void dtrmm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
             const fint* n, const double* al, const double* a, const fint* la, double* b,
             const fint* lb) {
   static decltype(&dtrmm_) f = nullptr;
-  counted(left(s) ? d(m) * d(m) * d(n) : d(m) * d(n) * d(n),
-          [&] { next(f, "dtrmm_")(s, u, t, dg, m, n, al, a, la, b, lb); });
+  forward(f, "dtrmm_", tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
 }
 
 // ---- LAPACK ----
 void dpotrf_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dpotrf_) f = nullptr;
-  counted(d(n) * d(n) * d(n) / 3, [&] { next(f, "dpotrf_")(u, n, a, la, info); });
+  forward(f, "dpotrf_", d(n) * d(n) * d(n) / 3, u, n, a, la, info);
 }
 void dpotri_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dpotri_) f = nullptr;
-  counted(2 * d(n) * d(n) * d(n) / 3, [&] { next(f, "dpotri_")(u, n, a, la, info); });
+  forward(f, "dpotri_", 2 * d(n) * d(n) * d(n) / 3, u, n, a, la, info);
 }
 void dtrtri_(const char* u, const char* dg, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dtrtri_) f = nullptr;
-  counted(d(n) * d(n) * d(n) / 3, [&] { next(f, "dtrtri_")(u, dg, n, a, la, info); });
+  forward(f, "dtrtri_", d(n) * d(n) * d(n) / 3, u, dg, n, a, la, info);
 }
 void dpotrs_(const char* u, const fint* n, const fint* r, const double* a, const fint* la,
              double* b, const fint* lb, fint* info) {
   static decltype(&dpotrs_) f = nullptr;
-  counted(2 * d(n) * d(n) * d(r), [&] { next(f, "dpotrs_")(u, n, r, a, la, b, lb, info); });
+  forward(f, "dpotrs_", 2 * d(n) * d(n) * d(r), u, n, r, a, la, b, lb, info);
 }
 void dtrtrs_(const char* u, const char* t, const char* dg, const fint* n, const fint* r,
              const double* a, const fint* la, double* b, const fint* lb, fint* info) {
   static decltype(&dtrtrs_) f = nullptr;
-  counted(d(n) * d(n) * d(r), [&] { next(f, "dtrtrs_")(u, t, dg, n, r, a, la, b, lb, info); });
+  forward(f, "dtrtrs_", d(n) * d(n) * d(r), u, t, dg, n, r, a, la, b, lb, info);
 }
 void dgetrf_(const fint* m, const fint* n, double* a, const fint* la, fint* ipiv, fint* info) {
   static decltype(&dgetrf_) f = nullptr;
-  counted(2 * d(n) * d(n) * d(n) / 3, [&] { next(f, "dgetrf_")(m, n, a, la, ipiv, info); });
+  forward(f, "dgetrf_", 2 * d(n) * d(n) * d(n) / 3, m, n, a, la, ipiv, info);
 }
 void dgetri_(const fint* n, double* a, const fint* la, const fint* ipiv, double* w, const fint* lw,
              fint* info) {
   static decltype(&dgetri_) f = nullptr;
   // A workspace query (lwork = -1) computes nothing.
-  counted(*lw == -1 ? 0.0 : 4 * d(n) * d(n) * d(n) / 3,
-          [&] { next(f, "dgetri_")(n, a, la, ipiv, w, lw, info); });
+  forward(f, "dgetri_", *lw == -1 ? 0.0 : 4 * d(n) * d(n) * d(n) / 3, n, a, la, ipiv, w, lw, info);
 }
 void dgetrs_(const char* t, const fint* n, const fint* r, const double* a, const fint* la,
              const fint* ipiv, double* b, const fint* lb, fint* info) {
   static decltype(&dgetrs_) f = nullptr;
-  counted(2 * d(n) * d(n) * d(r), [&] { next(f, "dgetrs_")(t, n, r, a, la, ipiv, b, lb, info); });
+  forward(f, "dgetrs_", 2 * d(n) * d(n) * d(r), t, n, r, a, la, ipiv, b, lb, info);
 }
 
 }  // extern "C"

@@ -114,6 +114,14 @@ done
 expect_rc 2 "$dkp" run --data "$work/rect-data" --dataset rectangles --split 1 --model sgp \
   --out "$work/bad"
 
+# Optional data that is not installed: `dkp grid run` skips its cells, says so and exits 0.
+mkdir -p "$work/no-rect"
+"$dkp" grid run experiments/dsvi-rectangles.yaml --profile quick --data "$work/no-rect" \
+  --results "$work/rect-grid" >"$work/rect-grid.log" 2>&1 ||
+  fail "dkp grid run without the rectangles data: $(tail -3 "$work/rect-grid.log")"
+grep -Eq '^computed 0, reused 0, failed 0, skipped [1-9][0-9]* \(data not installed\)$' \
+  "$work/rect-grid.log" || fail "dkp grid run did not skip the rectangles cells: $(tail -3 "$work/rect-grid.log")"
+
 # Two threads sharing the samples: the same numbers twice.
 for d in t2a t2b; do
   "$dkp" run --dataset yacht --model dwp --posterior agw --depth 2 --steps 5 --test-samples 7 \

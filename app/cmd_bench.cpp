@@ -76,6 +76,9 @@ int reexec_with_blas_count(const std::vector<std::string>& args) {
 }
 
 int bench_model(const po::variables_map& vm) {
+  for (const char* opt : {"samples", "inducing", "batch"}) {
+    if (vm[opt].as<long>() < 1) throw UsageError(fmt::format("--{} must be at least 1", opt));
+  }
   const auto root = data::resolve_data_root(vm["data"].as<std::string>());
   const std::string dataset = vm["dataset"].as<std::string>();
   const auto split = load_run_data(root, dataset, 0).split;
@@ -217,6 +220,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (!parse_or_help(args, desc, pos, vm, "dkp bench model|ad|dist|blas [options]")) return kExitOk;
   if (!vm.count("what")) throw UsageError("missing what to benchmark: model, ad, dist or blas");
   const auto what = vm["what"].as<std::string>();
+  if (vm["reps"].as<int>() < 1) throw UsageError("--reps must be at least 1");
   if (vm["flops"].as<bool>()) {
     if (what != "model") throw UsageError("--flops applies to 'dkp bench model' only");
     if (!util::blas_count()) return reexec_with_blas_count(args);
@@ -236,7 +240,6 @@ int cmd_bench(const std::vector<std::string>& args) {
   }
   if (what == "blas") {
     if (vm["threads"].as<int>() < 1) throw UsageError("--threads must be at least 1");
-    if (vm["reps"].as<int>() < 1) throw UsageError("--reps must be at least 1");
     linalg::run_blas_bench(std::cout, vm["reps"].as<int>(), vm["threads"].as<int>());
     return kExitOk;
   }

@@ -28,6 +28,9 @@ expect_rc() {
 expect_rc 2 "$dkp" nonsense
 expect_rc 2 "$dkp" data baseline --only nope
 expect_rc 2 "$dkp" run --dataset nope --model sgp --out "$work/bad"
+expect_rc 2 "$dkp" bench model --reps 0
+expect_rc 2 "$dkp" bench model --batch 0
+expect_rc 2 "$dkp" bench blas --flops
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --steps 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --elbo-repeats 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"

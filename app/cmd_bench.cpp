@@ -29,6 +29,7 @@
 #include "util/blas_count.hpp"
 #include "util/blas_threads.hpp"
 #include "util/error.hpp"
+#include "util/process.hpp"
 
 namespace dkp::cli {
 
@@ -51,10 +52,9 @@ int reexec_with_blas_count(const std::vector<std::string>& args) {
                             util::blas_count_library(),
                             std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD") : ""));
   }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path exe = util::self_executable();
   const fs::path shim = exe.parent_path() / util::blas_count_library();
-  if (ec || !fs::exists(shim)) {
+  if (!fs::exists(shim)) {
     throw Error(
         fmt::format("--flops needs {} beside the dkp binary ({}); build it with 'make build'",
                     util::blas_count_library(), shim.string()));
@@ -132,11 +132,8 @@ int bench_model(const po::variables_map& vm) {
       if (r >= 2) {
         step_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         fwd_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
-        const util::BlasCount ds = c1 - c0, df = c2 - c1;
-        step_blas = {step_blas.calls + ds.calls, step_blas.flops + ds.flops,
-                     step_blas.seconds + ds.seconds};
-        fwd_blas = {fwd_blas.calls + df.calls, fwd_blas.flops + df.flops,
-                    fwd_blas.seconds + df.seconds};
+        step_blas += c1 - c0;
+        fwd_blas += c2 - c1;
       }
     }
     double pred_ms = std::nan("");

@@ -48,8 +48,7 @@ int data_list(const std::filesystem::path& root) {
   // listed when its folder exists (data-scripts/fetch_rectangles.sh), never counted as missing.
   for (const char* name : {"mnist", "rectangles"}) {
     if (data::optional_dataset_missing(root, name)) {
-      std::cout << fmt::format("{:<9} {:<28} not installed (optional: data-scripts/fetch_{}.sh)\n",
-                               name, name, name);
+      std::cout << fmt::format("{:<9} {:<28} {}\n", name, name, data::not_installed_note(name));
       continue;
     }
     try {

@@ -8,12 +8,14 @@
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
+#include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "experiments/grid.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/process.hpp"
 
 namespace dkp::cli {
 
@@ -26,12 +28,6 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_stop_signal(int) {
   g_stop.store(true);
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("/proc/self/exe") : p.string();
 }
 
 int grid_plan(const ex::Grid& grid, const fs::path& results, const po::variables_map& vm,
@@ -47,7 +43,8 @@ int grid_plan(const ex::Grid& grid, const fs::path& results, const po::variables
     mine = ex::shard(pending, i, n);
     shard_text = fmt::format("{}/{}", i, n);
   }
-  const std::string dkp = vm.count("dkp") ? vm["dkp"].as<std::string>() : self_exe();
+  const std::string dkp =
+      vm.count("dkp") ? vm["dkp"].as<std::string>() : util::self_executable().string();
   for (const auto& c : mine) std::cout << c.command_line(dkp, results, extra) << "\n";
   std::cout << std::flush;
   spdlog::info("grid {} (profile {}): {} cells, {} pending, shard {}: {} commands", grid.name,
@@ -93,14 +90,12 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
     std::set<std::string> names;
     for (const auto& c : skipped) names.insert(c.dataset);
     for (const auto& n : names) {
-      std::cout << fmt::format(
-          "skipping the cells on {}: not installed (optional data: data-scripts/fetch_{}.sh)\n", n,
-          n);
+      std::cout << fmt::format("skipping the cells on {}: {}\n", n, data::not_installed_note(n));
     }
   }
   ex::RunnerOptions opt;
   opt.jobs = jobs;
-  opt.exe = self_exe();
+  opt.exe = util::self_executable().string();
   opt.extra_args = extra;
   opt.stop = &g_stop;
   struct sigaction sa {};

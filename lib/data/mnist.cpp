@@ -175,6 +175,10 @@ bool optional_dataset_missing(const fs::path& root, const std::string& dataset) 
   return dataset == "rectangles" && !fs::exists(root / dataset);
 }
 
+std::string not_installed_note(const std::string& dataset) {
+  return fmt::format("not installed (optional: data-scripts/fetch_{}.sh)", dataset);
+}
+
 RegressionSplit image_split(const Mnist& m, bool standard, double scale) {
   if (!(scale > 0.0) || !std::isfinite(scale)) {
     throw ConfigError(fmt::format("pixel scale must be positive and finite (got {})", scale));

@@ -59,6 +59,8 @@ RegressionSplit image_split(const Mnist& m, bool standard = false, double scale 
 /// data-scripts/fetch_<dataset>.sh installs) and its folder is absent from `root`. A required
 /// dataset is never "optional and missing": its absence is an error where it is loaded.
 bool optional_dataset_missing(const std::filesystem::path& root, const std::string& dataset);
+/// What dkp says of such a dataset: "not installed (optional: data-scripts/fetch_<dataset>.sh)".
+std::string not_installed_note(const std::string& dataset);
 
 /// Number of classes of a dataset name: 10 for "mnist", 2 for "rectangles", 0 (regression) for
 /// anything else.

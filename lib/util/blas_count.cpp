@@ -8,6 +8,13 @@ BlasCount operator-(const BlasCount& b, const BlasCount& a) {
   return {b.calls - a.calls, b.flops - a.flops, b.seconds - a.seconds};
 }
 
+BlasCount& operator+=(BlasCount& a, const BlasCount& d) {
+  a.calls += d.calls;
+  a.flops += d.flops;
+  a.seconds += d.seconds;
+  return a;
+}
+
 std::optional<BlasCount> blas_count() {
   using Read = void (*)(std::uint64_t*, std::uint64_t*, std::uint64_t*);
   static const Read read = reinterpret_cast<Read>(dlsym(RTLD_DEFAULT, "dkp_blas_count_read"));

@@ -17,6 +17,8 @@ struct BlasCount {
 
 /// BlasCount b - a (the work between two readings).
 BlasCount operator-(const BlasCount& b, const BlasCount& a);
+/// a += d: the work of both.
+BlasCount& operator+=(BlasCount& a, const BlasCount& d);
 
 /// The totals so far, or nullopt when the counting shim is not loaded.
 std::optional<BlasCount> blas_count();

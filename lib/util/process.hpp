@@ -3,6 +3,8 @@
 // both at the start of main.
 #pragma once
 
+#include <filesystem>
+
 namespace dkp::util {
 
 /// Raises glibc's mmap and trim thresholds so that large temporaries in the training loop reuse
@@ -13,5 +15,9 @@ namespace dkp::util {
 /// faults and a slower depth-5 step); the second arena spares the threads each other's lock for
 /// the small blocks (with one arena, some 300 context switches per 2-thread step on boston).
 void tune_allocator();
+
+/// This program's executable (the target of /proc/self/exe; that path itself when it cannot be
+/// read): what the batch runner starts for each cell and what `dkp bench --flops` runs again.
+std::filesystem::path self_executable();
 
 }  // namespace dkp::util

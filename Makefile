@@ -18,7 +18,7 @@ APT_PACKAGES := g++ make cmake pkg-config git clang-format \
 # test compiles every table it writes. Installed without Debian's recommended extras.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended
 
-.PHONY: all deps build test smoke reproduce-tables bench format clean
+.PHONY: all deps build test smoke sanitize reproduce-tables bench format clean
 
 all: build
 
@@ -54,6 +54,16 @@ test: build
 
 smoke: build
 	@scripts/smoke.sh $(DKP)
+
+# The tests and the smoke test under AddressSanitizer and UndefinedBehaviorSanitizer, in their own
+# build directory (CMake DKP_SANITIZE). Not part of `make test`: the build and the runs take
+# several times as long.
+SANITIZE_DIR ?= build-asan
+sanitize: deps
+	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDKP_SANITIZE=ON
+	cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	cd $(SANITIZE_DIR) && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure -j $(JOBS)
+	@scripts/smoke.sh $(SANITIZE_DIR)/dkp
 
 reproduce-tables: build
 	@scripts/reproduce-tables.sh $(DKP) $(PROFILE) $(JOBS) $(RESULTS) $(TABLES)

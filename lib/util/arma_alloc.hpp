@@ -42,4 +42,8 @@ std::size_t alloc_class_bytes(std::size_t bytes);
 /// Bytes the calling thread's cache holds now (for tests and diagnostics).
 std::size_t alloc_cached_bytes();
 
+/// False in a sanitizer build (CMake DKP_SANITIZE): every block then goes to malloc and back, so
+/// that AddressSanitizer sees each allocation and free.
+bool alloc_cache_enabled();
+
 }  // namespace dkp::util

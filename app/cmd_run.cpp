@@ -168,7 +168,7 @@ std::string hostname() {
 
 std::string fmt_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
-  const long t = long(s + 0.5);
+  const long t = std::lround(s);
   if (t >= 3600) return fmt::format("{}h{:02d}m", t / 3600, (t % 3600) / 60);
   if (t >= 60) return fmt::format("{}m{:02d}s", t / 60, t % 60);
   return fmt::format("{}s", t);

@@ -209,6 +209,16 @@ void check_factor_count(size_t factors, arma::uword W) {
   }
 }
 
+// The taped layer's factors must also be set (an unset one would be read as null).
+void check_factors(const std::vector<Var>& factors, arma::uword W) {
+  check_factor_count(factors.size(), W);
+  for (size_t c = 0; c < factors.size(); ++c) {
+    if (!factors[c].valid()) {
+      throw Error(fmt::format("gigp per-output precision: factor {} is not set", c));
+    }
+  }
+}
+
 // w = L_K^{-1} u for stacked noise, and log p(u) - log q(u) summed over the samples.
 struct Whitened {
   Var w, logpq;
@@ -255,7 +265,7 @@ GigpOutput gigp_finish(const GigpPrepared& g, const arma::mat& eps1_m, const arm
 GigpOutput gigp_forward_per_output(const KernelBlocks& k, const Var& v, const std::vector<Var>& Ls,
                                    const arma::mat& eps1, const arma::mat& eps2) {
   const arma::uword W = v.n_cols(), S = W > 0 ? eps1.n_cols / W : 0;
-  check_factor_count(Ls.size(), W);
+  check_factors(Ls, W);
   const Var Lk = ad::cholesky(k.ii, "gigp K_ii");
   std::vector<Var> w(W * S);  // w[s W + c]: column c of sample s
   Var logpq;

@@ -124,6 +124,10 @@ TEST_CASE("GIGP per-output precision: column c is a one-column layer with its ow
   CHECK_THROWS_AS(dkp::layers::gigp_forward_per_output(kb, tape.constant(v),
                                                        std::vector<ad::Var>(2, Ls[0]), e1, e2),
                   dkp::Error);
+  std::vector<ad::Var> unset = Ls;
+  unset[1] = ad::Var();  // a factor that was never set: an error, not a null dereference
+  CHECK_THROWS_WITH_AS(dkp::layers::gigp_forward_per_output(kb, tape.constant(v), unset, e1, e2),
+                       "gigp per-output precision: factor 1 is not set", dkp::Error);
 }
 
 TEST_CASE("GIGP layer: log p(u) - log q(u) equals the direct Gaussian densities") {

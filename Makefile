@@ -55,15 +55,12 @@ test: build
 smoke: build
 	@scripts/smoke.sh $(DKP)
 
-# The tests and the smoke test under AddressSanitizer and UndefinedBehaviorSanitizer, in their own
-# build directory (CMake DKP_SANITIZE). Not part of `make test`: the build and the runs take
-# several times as long.
+# `make test` under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build directory
+# (CMake DKP_SANITIZE). Not part of `make test`: the build and the runs take several times as long.
 SANITIZE_DIR ?= build-asan
-sanitize: deps
-	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDKP_SANITIZE=ON
-	cmake --build $(SANITIZE_DIR) -j $(JOBS)
-	cd $(SANITIZE_DIR) && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure -j $(JOBS)
-	@scripts/smoke.sh $(SANITIZE_DIR)/dkp
+sanitize:
+	$(MAKE) --no-print-directory test BUILD_DIR=$(SANITIZE_DIR) BUILD_TYPE=RelWithDebInfo \
+	  CMAKE_FLAGS=-DDKP_SANITIZE=ON
 
 reproduce-tables: build
 	@scripts/reproduce-tables.sh $(DKP) $(PROFILE) $(JOBS) $(RESULTS) $(TABLES)

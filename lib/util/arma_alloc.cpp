@@ -63,9 +63,7 @@ thread_local Cache* t_cache = nullptr;
 thread_local bool t_cache_gone = false;
 
 Cache* cache() {
-#ifdef DKP_NO_BLOCK_CACHE
-  return nullptr;
-#endif
+  if (!dkp::util::alloc_cache_enabled()) return nullptr;  // sanitizer build
   if (t_cache != nullptr || t_cache_gone) return t_cache;
   static thread_local Cache c;
   t_cache = &c;
@@ -129,6 +127,14 @@ void dkp_arma_free(void* p) noexcept {
 
 namespace dkp::util {
 
+bool alloc_cache_enabled() {
+#ifdef DKP_NO_BLOCK_CACHE
+  return false;
+#else
+  return true;
+#endif
+}
+
 std::size_t alloc_class_bytes(std::size_t bytes) {
   return bytes < kMinCachedBytes ? bytes : class_at_or_above(bytes).bytes;
 }
@@ -136,14 +142,6 @@ std::size_t alloc_class_bytes(std::size_t bytes) {
 std::size_t alloc_cached_bytes() {
   const Cache* k = cache();
   return k ? k->bytes : 0;
-}
-
-bool alloc_cache_enabled() {
-#ifdef DKP_NO_BLOCK_CACHE
-  return false;
-#else
-  return true;
-#endif
 }
 
 }  // namespace dkp::util

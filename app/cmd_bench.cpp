@@ -75,6 +75,42 @@ int reexec_with_blas_count(const std::vector<std::string>& args) {
       fmt::format("--flops: could not run {} again: {}", exe.string(), std::strerror(errno)));
 }
 
+// Adds the work of each routine between two readings of util::blas_count_routines() to `acc`
+// (same order; `acc` starts empty).
+void add_routines(std::vector<util::RoutineCount>& acc, const std::vector<util::RoutineCount>& a,
+                  const std::vector<util::RoutineCount>& b) {
+  if (acc.empty()) {
+    acc = a;
+    for (auto& r : acc) r.count = {};
+  }
+  for (size_t i = 0; i < acc.size() && i < a.size() && i < b.size(); ++i) {
+    acc[i].count += b[i].count - a[i].count;
+  }
+}
+
+// --flops: the step's BLAS/LAPACK work by routine, per step (the mean over `reps` steps),
+// longest first: calls, GFlop, share of the step's flops, milliseconds inside the routine
+// (summed over threads) and the rate inside it (per thread).
+void print_routines(const std::string& label, int depth, std::vector<util::RoutineCount> acc,
+                    int reps) {
+  std::sort(acc.begin(), acc.end(),
+            [](const auto& x, const auto& y) { return x.count.seconds > y.count.seconds; });
+  double total = 0.0;
+  for (const auto& r : acc) total += r.count.flops;
+  std::cout << fmt::format("{} depth {}, the step's BLAS/LAPACK calls by routine:\n", label, depth);
+  std::cout << fmt::format("  {:<14} {:>10} {:>11} {:>8} {:>10} {:>12}\n", "routine", "calls",
+                           "GFlop", "flop %", "ms", "GFlop/s");
+  const double n = double(reps);
+  for (const auto& r : acc) {
+    if (r.count.calls == 0) continue;
+    const util::BlasCount& c = r.count;
+    std::cout << fmt::format("  {:<14} {:>10.1f} {:>11.4f} {:>8.1f} {:>10.2f} {:>12.1f}\n", r.name,
+                             double(c.calls) / n, c.flops / n * 1e-9,
+                             total > 0.0 ? 100.0 * c.flops / total : 0.0, c.seconds / n * 1e3,
+                             c.seconds > 0.0 ? c.flops / c.seconds * 1e-9 : 0.0);
+  }
+}
+
 int bench_model(const po::variables_map& vm) {
   for (const char* opt : {"samples", "inducing", "batch"}) {
     if (vm[opt].as<long>() < 1) throw UsageError(fmt::format("--{} must be at least 1", opt));
@@ -99,6 +135,12 @@ int bench_model(const po::variables_map& vm) {
                              "fwd GFlop", "BLAS %");
   }
   std::cout << "\n";
+  struct Breakdown {
+    std::string label;
+    int depth;
+    std::vector<util::RoutineCount> routines;
+  };
+  std::vector<Breakdown> breakdowns;  // --flops, one per depth
   std::vector<int> depths = vm["depth"].as<std::vector<int>>();
   if (vm["model"].as<std::string>() == "sgp" && vm["depth"].defaulted()) depths = {1};
   for (int depth : depths) {
@@ -115,16 +157,19 @@ int bench_model(const po::variables_map& vm) {
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);
     std::vector<double> step_ms, fwd_ms;
-    util::BlasCount step_blas, fwd_blas;  // summed over the timed repetitions (--flops)
+    util::BlasCount step_blas, fwd_blas;            // summed over the timed repetitions (--flops)
+    std::vector<util::RoutineCount> step_routines;  // the same by routine
     const auto count = [] { return util::blas_count().value_or(util::BlasCount{}); };
     for (int r = 0; r < reps + 2; ++r) {  // two warm-up repetitions
       random::Stream noise = run.child("mc-noise", size_t(r));
+      const auto r0 = flops ? util::blas_count_routines() : std::vector<util::RoutineCount>{};
       const util::BlasCount c0 = count();
       const auto t0 = Clock::now();
       training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
                               double(split.X_train.n_rows), S, 1.0, noise, threads, true);
       const auto t1 = Clock::now();
       const util::BlasCount c1 = count();
+      const auto r1 = flops ? util::blas_count_routines() : std::vector<util::RoutineCount>{};
       training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
                               double(split.X_train.n_rows), S, 1.0, noise, threads, false);
       const auto t2 = Clock::now();
@@ -134,6 +179,7 @@ int bench_model(const po::variables_map& vm) {
         fwd_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
         step_blas += c1 - c0;
         fwd_blas += c2 - c1;
+        add_routines(step_routines, r0, r1);
       }
     }
     double pred_ms = std::nan("");
@@ -167,6 +213,7 @@ int bench_model(const po::variables_map& vm) {
           " {:>11.4f} {:>10.1f} {:>9.1f} {:>10.4f} {:>9.1f}", step_blas.flops / n * 1e-9,
           step_blas.flops / n / (median(step_ms) * 1e-3) * 1e-9, share(step_blas, step_ms),
           fwd_blas.flops / n * 1e-9, share(fwd_blas, fwd_ms));
+      breakdowns.push_back({label, depth, std::move(step_routines)});
     }
     std::cout << "\n";
   }
@@ -183,6 +230,10 @@ int bench_model(const po::variables_map& vm) {
                  "over the median step time; BLAS %: their share of the threads' time. Work "
                  "outside BLAS (kernels' exponentials, elementwise ops, random draws) is not "
                  "counted. Timing every call adds about 0.1 us to it.)\n";
+    for (const auto& b : breakdowns) print_routines(b.label, b.depth, b.routines, reps);
+    std::cout << "(by routine, per step: outermost calls, their nominal GFlop and share of the "
+                 "step's, milliseconds inside the routine summed over the threads, and GFlop/s "
+                 "inside it, per thread)\n";
   }
   return kExitOk;
 }

@@ -4,6 +4,7 @@
 // library's by symbol interposition, adds its nominal flop count to process-wide totals and
 // forwards to the real routine (dlsym RTLD_NEXT). Only the outermost routine of a thread counts:
 // a LAPACK routine that calls BLAS through the exported symbols is counted once, as itself.
+// The totals are kept for all routines together and for each routine (symbol) apart.
 //
 // Nominal counts (multiply-add = 2 flops, the usual LAPACK working-note convention):
 //   gemm 2mnk; trsm, trmm m^2 n (left) or m n^2 (right); syrk n^2 k; syr2k 2 n^2 k;
@@ -23,7 +24,42 @@
 
 namespace {
 
-std::atomic<std::uint64_t> g_calls{0}, g_flops{0}, g_nanoseconds{0};
+// The routines counted, in the order of their definitions below; each has its own totals.
+constexpr const char* kNames[] = {"cblas_dgemm",  "cblas_dtrsm", "cblas_dtrmm", "cblas_dsyrk",
+                                  "cblas_dsyr2k", "cblas_dsymm", "cblas_dgemv", "dgemm_",
+                                  "dgemv_",       "dsyrk_",      "dtrsm_",      "dtrmm_",
+                                  "dpotrf_",      "dpotri_",     "dtrtri_",     "dpotrs_",
+                                  "dtrtrs_",      "dgetrf_",     "dgetri_",     "dgetrs_"};
+constexpr int kRoutines = int(sizeof(kNames) / sizeof(kNames[0]));
+enum Routine : int {
+  k_cblas_dgemm,
+  k_cblas_dtrsm,
+  k_cblas_dtrmm,
+  k_cblas_dsyrk,
+  k_cblas_dsyr2k,
+  k_cblas_dsymm,
+  k_cblas_dgemv,
+  k_dgemm,
+  k_dgemv,
+  k_dsyrk,
+  k_dtrsm,
+  k_dtrmm,
+  k_dpotrf,
+  k_dpotri,
+  k_dtrtri,
+  k_dpotrs,
+  k_dtrtrs,
+  k_dgetrf,
+  k_dgetri,
+  k_dgetrs,
+  k_routines
+};
+static_assert(k_routines == kRoutines, "one name per routine");
+
+struct Totals {
+  std::atomic<std::uint64_t> calls{0}, flops{0}, nanoseconds{0};
+};
+Totals g_total, g_routine[kRoutines];
 thread_local int t_depth = 0;
 
 // The next definition of `name` after this library's (the BLAS or LAPACK one).
@@ -42,7 +78,7 @@ F next(F& cache, const char* name) {
 // Runs `call`, counting it (with `flops`) unless another counted routine of this thread is
 // already running.
 template <class Call>
-void counted(double flops, Call&& call) {
+void counted(Routine routine, double flops, Call&& call) {
   if (t_depth > 0) {
     call();
     return;
@@ -52,11 +88,20 @@ void counted(double flops, Call&& call) {
   call();
   const auto t1 = std::chrono::steady_clock::now();
   --t_depth;
-  g_calls.fetch_add(1, std::memory_order_relaxed);
-  g_flops.fetch_add(std::uint64_t(flops + 0.5), std::memory_order_relaxed);
-  g_nanoseconds.fetch_add(
-      std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()),
-      std::memory_order_relaxed);
+  const auto flop = std::uint64_t(flops + 0.5);
+  const auto ns =
+      std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+  for (Totals* t : {&g_total, &g_routine[routine]}) {
+    t->calls.fetch_add(1, std::memory_order_relaxed);
+    t->flops.fetch_add(flop, std::memory_order_relaxed);
+    t->nanoseconds.fetch_add(ns, std::memory_order_relaxed);
+  }
+}
+
+void read(const Totals& t, std::uint64_t* calls, std::uint64_t* flops, std::uint64_t* ns) {
+  *calls = t.calls.load(std::memory_order_relaxed);
+  *flops = t.flops.load(std::memory_order_relaxed);
+  *ns = t.nanoseconds.load(std::memory_order_relaxed);
 }
 
 double d(int n) {
@@ -72,10 +117,10 @@ bool left(const char* s) {
   return *s == 'L' || *s == 'l';
 }
 
-// Counts `flops` and calls the next definition of `name` with `args`.
+// Counts `flops` for `routine` and calls its next definition with `args`.
 template <class F, class... Args>
-void forward(F& cache, const char* name, double flops, Args... args) {
-  counted(flops, [&] { next(cache, name)(args...); });
+void forward(F& cache, Routine routine, double flops, Args... args) {
+  counted(routine, flops, [&] { next(cache, kNames[routine])(args...); });
 }
 
 // Nominal flops of a triangular product or solve with an m x n right-hand side.
@@ -90,9 +135,15 @@ extern "C" {
 
 /// Totals since the process started (all threads).
 void dkp_blas_count_read(std::uint64_t* calls, std::uint64_t* flops, std::uint64_t* nanoseconds) {
-  *calls = g_calls.load(std::memory_order_relaxed);
-  *flops = g_flops.load(std::memory_order_relaxed);
-  *nanoseconds = g_nanoseconds.load(std::memory_order_relaxed);
+  read(g_total, calls, flops, nanoseconds);
+}
+
+/// The totals of routine i (0 <= i < kRoutines) and its name, or nullptr past the last routine.
+const char* dkp_blas_count_routine(int i, std::uint64_t* calls, std::uint64_t* flops,
+                                   std::uint64_t* nanoseconds) {
+  if (i < 0 || i >= kRoutines) return nullptr;
+  read(g_routine[i], calls, flops, nanoseconds);
+  return kNames[i];
 }
 
 // ---- CBLAS ----
@@ -100,43 +151,43 @@ void cblas_dgemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint 
                  blasint k, double al, const double* a, blasint la, const double* b, blasint lb,
                  double be, double* c, blasint lc) {
   static decltype(&cblas_dgemm) f = nullptr;
-  forward(f, "cblas_dgemm", 2 * d(m) * d(n) * d(k), o, ta, tb, m, n, k, al, a, la, b, lb, be, c,
+  forward(f, k_cblas_dgemm, 2 * d(m) * d(n) * d(k), o, ta, tb, m, n, k, al, a, la, b, lb, be, c,
           lc);
 }
 void cblas_dtrsm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG dg,
                  blasint m, blasint n, double al, const double* a, blasint la, double* b,
                  blasint lb) {
   static decltype(&cblas_dtrsm) f = nullptr;
-  forward(f, "cblas_dtrsm", tri_flops(s, m, n), o, s, u, t, dg, m, n, al, a, la, b, lb);
+  forward(f, k_cblas_dtrsm, tri_flops(s, m, n), o, s, u, t, dg, m, n, al, a, la, b, lb);
 }
 void cblas_dtrmm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG dg,
                  blasint m, blasint n, double al, const double* a, blasint la, double* b,
                  blasint lb) {
   static decltype(&cblas_dtrmm) f = nullptr;
-  forward(f, "cblas_dtrmm", tri_flops(s, m, n), o, s, u, t, dg, m, n, al, a, la, b, lb);
+  forward(f, k_cblas_dtrmm, tri_flops(s, m, n), o, s, u, t, dg, m, n, al, a, la, b, lb);
 }
 void cblas_dsyrk(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, blasint n, blasint k, double al,
                  const double* a, blasint la, double be, double* c, blasint lc) {
   static decltype(&cblas_dsyrk) f = nullptr;
-  forward(f, "cblas_dsyrk", d(n) * d(n) * d(k), o, u, t, n, k, al, a, la, be, c, lc);
+  forward(f, k_cblas_dsyrk, d(n) * d(n) * d(k), o, u, t, n, k, al, a, la, be, c, lc);
 }
 void cblas_dsyr2k(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, blasint n, blasint k, double al,
                   const double* a, blasint la, const double* b, blasint lb, double be, double* c,
                   blasint lc) {
   static decltype(&cblas_dsyr2k) f = nullptr;
-  forward(f, "cblas_dsyr2k", 2 * d(n) * d(n) * d(k), o, u, t, n, k, al, a, la, b, lb, be, c, lc);
+  forward(f, k_cblas_dsyr2k, 2 * d(n) * d(n) * d(k), o, u, t, n, k, al, a, la, b, lb, be, c, lc);
 }
 void cblas_dsymm(CBLAS_ORDER o, CBLAS_SIDE s, CBLAS_UPLO u, blasint m, blasint n, double al,
                  const double* a, blasint la, const double* b, blasint lb, double be, double* c,
                  blasint lc) {
   static decltype(&cblas_dsymm) f = nullptr;
-  forward(f, "cblas_dsymm", left(s) ? 2 * d(m) * d(m) * d(n) : 2 * d(m) * d(n) * d(n), o, s, u, m,
+  forward(f, k_cblas_dsymm, left(s) ? 2 * d(m) * d(m) * d(n) : 2 * d(m) * d(n) * d(n), o, s, u, m,
           n, al, a, la, b, lb, be, c, lc);
 }
 void cblas_dgemv(CBLAS_ORDER o, CBLAS_TRANSPOSE t, blasint m, blasint n, double al, const double* a,
                  blasint la, const double* x, blasint ix, double be, double* y, blasint iy) {
   static decltype(&cblas_dgemv) f = nullptr;
-  forward(f, "cblas_dgemv", 2 * d(m) * d(n), o, t, m, n, al, a, la, x, ix, be, y, iy);
+  forward(f, k_cblas_dgemv, 2 * d(m) * d(n), o, t, m, n, al, a, la, x, ix, be, y, iy);
 }
 
 // ---- Fortran BLAS (Armadillo's calls) ----
@@ -145,69 +196,69 @@ void dgemm_(const char* ta, const char* tb, const fint* m, const fint* n, const 
             const double* al, const double* a, const fint* la, const double* b, const fint* lb,
             const double* be, double* c, const fint* lc) {
   static decltype(&dgemm_) f = nullptr;
-  forward(f, "dgemm_", 2 * d(m) * d(n) * d(k), ta, tb, m, n, k, al, a, la, b, lb, be, c, lc);
+  forward(f, k_dgemm, 2 * d(m) * d(n) * d(k), ta, tb, m, n, k, al, a, la, b, lb, be, c, lc);
 }
 void dgemv_(const char* t, const fint* m, const fint* n, const double* al, const double* a,
             const fint* la, const double* x, const fint* ix, const double* be, double* y,
             const fint* iy) {
   static decltype(&dgemv_) f = nullptr;
-  forward(f, "dgemv_", 2 * d(m) * d(n), t, m, n, al, a, la, x, ix, be, y, iy);
+  forward(f, k_dgemv, 2 * d(m) * d(n), t, m, n, al, a, la, x, ix, be, y, iy);
 }
 void dsyrk_(const char* u, const char* t, const fint* n, const fint* k, const double* al,
             const double* a, const fint* la, const double* be, double* c, const fint* lc) {
   static decltype(&dsyrk_) f = nullptr;
-  forward(f, "dsyrk_", d(n) * d(n) * d(k), u, t, n, k, al, a, la, be, c, lc);
+  forward(f, k_dsyrk, d(n) * d(n) * d(k), u, t, n, k, al, a, la, be, c, lc);
 }
 void dtrsm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
             const fint* n, const double* al, const double* a, const fint* la, double* b,
             const fint* lb) {
   static decltype(&dtrsm_) f = nullptr;
-  forward(f, "dtrsm_", tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
+  forward(f, k_dtrsm, tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
 }
 void dtrmm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
             const fint* n, const double* al, const double* a, const fint* la, double* b,
             const fint* lb) {
   static decltype(&dtrmm_) f = nullptr;
-  forward(f, "dtrmm_", tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
+  forward(f, k_dtrmm, tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
 }
 
 // ---- LAPACK ----
 void dpotrf_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dpotrf_) f = nullptr;
-  forward(f, "dpotrf_", d(n) * d(n) * d(n) / 3, u, n, a, la, info);
+  forward(f, k_dpotrf, d(n) * d(n) * d(n) / 3, u, n, a, la, info);
 }
 void dpotri_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dpotri_) f = nullptr;
-  forward(f, "dpotri_", 2 * d(n) * d(n) * d(n) / 3, u, n, a, la, info);
+  forward(f, k_dpotri, 2 * d(n) * d(n) * d(n) / 3, u, n, a, la, info);
 }
 void dtrtri_(const char* u, const char* dg, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dtrtri_) f = nullptr;
-  forward(f, "dtrtri_", d(n) * d(n) * d(n) / 3, u, dg, n, a, la, info);
+  forward(f, k_dtrtri, d(n) * d(n) * d(n) / 3, u, dg, n, a, la, info);
 }
 void dpotrs_(const char* u, const fint* n, const fint* r, const double* a, const fint* la,
              double* b, const fint* lb, fint* info) {
   static decltype(&dpotrs_) f = nullptr;
-  forward(f, "dpotrs_", 2 * d(n) * d(n) * d(r), u, n, r, a, la, b, lb, info);
+  forward(f, k_dpotrs, 2 * d(n) * d(n) * d(r), u, n, r, a, la, b, lb, info);
 }
 void dtrtrs_(const char* u, const char* t, const char* dg, const fint* n, const fint* r,
              const double* a, const fint* la, double* b, const fint* lb, fint* info) {
   static decltype(&dtrtrs_) f = nullptr;
-  forward(f, "dtrtrs_", d(n) * d(n) * d(r), u, t, dg, n, r, a, la, b, lb, info);
+  forward(f, k_dtrtrs, d(n) * d(n) * d(r), u, t, dg, n, r, a, la, b, lb, info);
 }
 void dgetrf_(const fint* m, const fint* n, double* a, const fint* la, fint* ipiv, fint* info) {
   static decltype(&dgetrf_) f = nullptr;
-  forward(f, "dgetrf_", 2 * d(n) * d(n) * d(n) / 3, m, n, a, la, ipiv, info);
+  forward(f, k_dgetrf, 2 * d(n) * d(n) * d(n) / 3, m, n, a, la, ipiv, info);
 }
 void dgetri_(const fint* n, double* a, const fint* la, const fint* ipiv, double* w, const fint* lw,
              fint* info) {
   static decltype(&dgetri_) f = nullptr;
   // A workspace query (lwork = -1) computes nothing.
-  forward(f, "dgetri_", *lw == -1 ? 0.0 : 4 * d(n) * d(n) * d(n) / 3, n, a, la, ipiv, w, lw, info);
+  forward(f, k_dgetri, *lw == -1 ? 0.0 : 4 * d(n) * d(n) * d(n) / 3, n, a, la, ipiv, w, lw, info);
 }
 void dgetrs_(const char* t, const fint* n, const fint* r, const double* a, const fint* la,
              const fint* ipiv, double* b, const fint* lb, fint* info) {
   static decltype(&dgetrs_) f = nullptr;
-  forward(f, "dgetrs_", 2 * d(n) * d(n) * d(r), t, n, r, a, la, ipiv, b, lb, info);
+  forward(f, k_dgetrs, 2 * d(n) * d(n) * d(r), t, n, r, a, la, ipiv, b, lb, info);
 }
 
 }  // extern "C"

@@ -24,6 +24,18 @@ std::optional<BlasCount> blas_count() {
   return BlasCount{calls, double(flops), double(ns) * 1e-9};
 }
 
+std::vector<RoutineCount> blas_count_routines() {
+  using Read = const char* (*)(int, std::uint64_t*, std::uint64_t*, std::uint64_t*);
+  static const Read read = reinterpret_cast<Read>(dlsym(RTLD_DEFAULT, "dkp_blas_count_routine"));
+  std::vector<RoutineCount> out;
+  if (read == nullptr) return out;
+  std::uint64_t calls = 0, flops = 0, ns = 0;
+  for (int i = 0; const char* name = read(i, &calls, &flops, &ns); ++i) {
+    out.push_back({name, {calls, double(flops), double(ns) * 1e-9}});
+  }
+  return out;
+}
+
 const char* blas_count_library() {
   return "libdkp_blas_count.so";
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dkp::util {
 
@@ -22,6 +23,16 @@ BlasCount& operator+=(BlasCount& a, const BlasCount& d);
 
 /// The totals so far, or nullopt when the counting shim is not loaded.
 std::optional<BlasCount> blas_count();
+
+/// One routine's totals (its symbol, e.g. "cblas_dgemm" or "dpotrf_").
+struct RoutineCount {
+  std::string name;
+  BlasCount count;
+};
+
+/// The totals so far of every routine the shim counts (zeros included), in the shim's order, or
+/// an empty list when the shim is not loaded. They add up to blas_count().
+std::vector<RoutineCount> blas_count_routines();
 
 /// The shim's file name, "libdkp_blas_count.so" (built beside the dkp binary).
 const char* blas_count_library();

@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
+#include <string>
 #include <thread>
 
 #include "util/blas_count.hpp"
@@ -43,6 +45,7 @@ arma::mat filled(arma::uword r, arma::uword c, double shift) {
 TEST_CASE("blas count shim: counts each routine's nominal flops when preloaded, else nothing") {
   if (!shim_expected()) {
     CHECK_FALSE(dkp::util::blas_count().has_value());
+    CHECK(dkp::util::blas_count_routines().empty());
     return;
   }
   REQUIRE(dkp::util::blas_count().has_value());
@@ -105,6 +108,49 @@ TEST_CASE("blas count shim: counts each routine's nominal flops when preloaded, 
     });
     CHECK(sy.calls == 1);
     CHECK(sy.flops == 80.0 * 80 * 80);
+  }
+  SUBCASE("each routine has its own totals, and they add up to the whole") {
+    const auto before = dkp::util::blas_count_routines();
+    const auto total_before = dkp::util::blas_count();
+    const arma::mat G = filled(50, 50, 1.0);
+    const arma::mat K = G * G.t() + 50.0 * arma::eye(50, 50);  // dgemm_ (with dsyrk_ or not)
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 60, 50, 40, 1.0, A.memptr(), 60,
+                B.memptr(), 40, 0.0, C.memptr(), 60);
+    const arma::mat Ki = arma::inv_sympd(K);  // dpotrf_ then dpotri_ (its dtrtri_ not counted)
+    const auto after = dkp::util::blas_count_routines();
+    const auto total_after = dkp::util::blas_count();
+    REQUIRE(after.size() == before.size());
+    REQUIRE(total_before);
+    REQUIRE(total_after);
+    std::map<std::string, dkp::util::BlasCount> d;
+    dkp::util::BlasCount sum;
+    for (size_t i = 0; i < after.size(); ++i) {
+      CHECK(after[i].name == before[i].name);
+      d[after[i].name] = after[i].count - before[i].count;
+      sum += after[i].count;
+    }
+    CHECK(d.at("cblas_dgemm").calls == 1);
+    CHECK(d.at("cblas_dgemm").flops == 2.0 * 60 * 50 * 40);
+    CHECK(d.at("dpotrf_").calls == 1);
+    CHECK(d.at("dpotrf_").flops == std::round(50.0 * 50 * 50 / 3));
+    CHECK(d.at("dpotri_").calls == 1);
+    CHECK(d.at("dpotri_").flops == std::round(2 * 50.0 * 50 * 50 / 3));
+    CHECK(d.at("dtrtri_").calls == 0);
+    CHECK(d.at("dgetrf_").calls == 0);
+    // G G^T: one call, to dgemm_ or dsyrk_ as Armadillo chooses, 2 n^3 or n^3 flops.
+    CHECK(d.at("dgemm_").calls + d.at("dsyrk_").calls == 1);
+    const dkp::util::BlasCount whole = *total_after - *total_before;
+    double parts = 0.0;
+    std::uint64_t part_calls = 0;
+    for (const auto& [name, c] : d) {
+      parts += c.flops;
+      part_calls += c.calls;
+    }
+    CHECK(part_calls == whole.calls);
+    CHECK(parts == whole.flops);
+    CHECK(sum.calls == total_after->calls);  // since the process started
+    CHECK(sum.flops == total_after->flops);
+    CHECK(arma::approx_equal(Ki * K, arma::eye(50, 50), "absdiff", 1e-10));
   }
   SUBCASE("calls from several threads add up") {
     arma::mat C2(60, 50, arma::fill::zeros);

@@ -68,17 +68,23 @@ arma::mat se_value(const arma::mat& Xs, const arma::mat& Zs, double log_h) {
   const arma::vec nx = arma::sum(arma::square(Xs), 1);
   const arma::vec nz = arma::sum(arma::square(Zs), 1);
   const arma::uword panel = panel_columns(n);
+  // With several panels (a large batch), the cross products go into one scratch panel that
+  // stays in cache, and K is written once, by the exponent pass: a product straight into K's
+  // fresh memory ran at a quarter of its in-cache rate (kin8nm, 100 x 655 x 8), its zero fill
+  // and its writes each a pass through memory. One panel is computed in place.
+  arma::mat scratch(m > panel ? n : 0, m > panel ? panel : 0, arma::fill::none);
   for (arma::uword j0 = 0; j0 < m; j0 += panel) {
     const arma::uword nc = std::min(panel, m - j0);
+    double* cross = scratch.n_elem > 0 ? scratch.memptr() : K.colptr(j0);
     if (w > 0) {
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(n), int(nc), int(w), 1.0,
-                  Xs.memptr(), int(n), Zs.memptr() + j0, int(m), 0.0, K.colptr(j0), int(n));
+                  Xs.memptr(), int(n), Zs.memptr() + j0, int(m), 0.0, cross, int(n));
     } else {
-      std::fill(K.colptr(j0), K.colptr(j0) + n * nc, 0.0);
+      std::fill(cross, cross + n * nc, 0.0);
     }
     for (arma::uword j = j0; j < j0 + nc; ++j)
-      detail::se_exponent_from_cross(K.colptr(j), K.colptr(j), nx.memptr(), nz[j], 0.5, log_h, 0,
-                                     n);
+      detail::se_exponent_from_cross(cross + (j - j0) * n, K.colptr(j), nx.memptr(), nz[j], 0.5,
+                                     log_h, 0, n);
     util::exp_inplace(K.colptr(j0), n * nc);  // the panel is contiguous
   }
   return K;

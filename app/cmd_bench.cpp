@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -42,6 +43,21 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The path of a shared library this process has loaded whose file name starts with `prefix`
+// (from /proc/self/maps), or "" when there is none.
+std::string loaded_library(const std::string& prefix) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    const auto name = path.rfind('/');
+    if (path.compare(name + 1, prefix.size(), prefix) == 0) return path;
+  }
+  return "";
+}
+
 // --flops: this process needs the counting shim (util/blas_count.hpp). Without it, runs this
 // same command again with the shim beside the binary preloaded, and returns its exit code (never
 // returns on success of execv). DKP_BLAS_COUNT_REEXEC guards against a loop.
@@ -60,8 +76,11 @@ int reexec_with_blas_count(const std::vector<std::string>& args) {
                     util::blas_count_library(), shim.string()));
   }
   const char* old = std::getenv("LD_PRELOAD");
-  const std::string preload =
+  std::string preload =
       shim.string() + (old != nullptr && *old != '\0' ? std::string(":") + old : "");
+  // A sanitizer build (make sanitize) refuses to start unless the ASan runtime comes first.
+  const std::string asan = loaded_library("libasan.so");
+  if (!asan.empty()) preload = asan + ":" + preload;
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
   ::setenv("DKP_BLAS_COUNT_REEXEC", "1", 1);
   std::vector<std::string> argv_s = {exe.string(), "bench"};
@@ -260,7 +279,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("batch", po::value<long>()->default_value(10000), "batch size (full batch when larger)")
     ("reps", po::value<int>()->default_value(20), "timed repetitions")
     ("threads", po::value<int>()->default_value(1), "threads sharing the Monte Carlo samples (blas: threads running each kernel at once)")
-    ("flops", po::bool_switch(), "model: also count the step's BLAS/LAPACK flops, their rate and time share (reruns itself with libdkp_blas_count.so preloaded)");
+    ("flops", po::bool_switch(), "model: also count the step's BLAS/LAPACK flops, their rate and time share, in all and by routine (reruns itself with libdkp_blas_count.so preloaded)");
   // clang-format on
   po::positional_options_description pos;
   pos.add("what", 1);

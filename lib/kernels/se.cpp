@@ -124,6 +124,7 @@ double se_input_adjoints(const Var& Xs, const Var& Zs, const arma::mat& Kbar, co
   arma::vec rs(n, arma::fill::zeros);
   const arma::uword panel = panel_columns(n);
   arma::mat G(n, std::min(panel, m), arma::fill::none);
+  arma::vec cs(std::min(panel, m), arma::fill::none);  // the panel's column sums of G
   const arma::mat& Xv = Xs.val();
   const arma::mat& Zv = Zs.val();
   double total = 0.0;
@@ -141,9 +142,13 @@ double se_input_adjoints(const Var& Xs, const Var& Zs, const arma::mat& Kbar, co
         c += g[i];
       }
       total += c;
-      if (need_z) {
-        const double* z = Zv.memptr() + j0 + j;
-        for (arma::uword d = 0; d < w; ++d) gz.at(j0 + j, d) = -c * z[d * m];
+      cs[j] = c;
+    }
+    if (need_z) {  // gz's rows j0 .. j0 + nc - 1 = -diag(colsum G) Zs's, a column at a time
+      for (arma::uword d = 0; d < w; ++d) {
+        const double* z = Zv.colptr(d) + j0;
+        double* out = gz.colptr(d) + j0;
+        for (arma::uword j = 0; j < nc; ++j) out[j] = -cs[j] * z[j];
       }
     }
     if (w == 0 || n == 0) continue;

@@ -24,37 +24,20 @@
 
 namespace {
 
-// The routines counted, in the order of their definitions below; each has its own totals.
-constexpr const char* kNames[] = {"cblas_dgemm",  "cblas_dtrsm", "cblas_dtrmm", "cblas_dsyrk",
-                                  "cblas_dsyr2k", "cblas_dsymm", "cblas_dgemv", "dgemm_",
-                                  "dgemv_",       "dsyrk_",      "dtrsm_",      "dtrmm_",
-                                  "dpotrf_",      "dpotri_",     "dtrtri_",     "dpotrs_",
-                                  "dtrtrs_",      "dgetrf_",     "dgetri_",     "dgetrs_"};
-constexpr int kRoutines = int(sizeof(kNames) / sizeof(kNames[0]));
-enum Routine : int {
-  k_cblas_dgemm,
-  k_cblas_dtrsm,
-  k_cblas_dtrmm,
-  k_cblas_dsyrk,
-  k_cblas_dsyr2k,
-  k_cblas_dsymm,
-  k_cblas_dgemv,
-  k_dgemm,
-  k_dgemv,
-  k_dsyrk,
-  k_dtrsm,
-  k_dtrmm,
-  k_dpotrf,
-  k_dpotri,
-  k_dtrtri,
-  k_dpotrs,
-  k_dtrtrs,
-  k_dgetrf,
-  k_dgetri,
-  k_dgetrs,
-  k_routines
-};
-static_assert(k_routines == kRoutines, "one name per routine");
+// The routines counted, in the order of their definitions below; each has its own totals. One
+// list makes both the enumerators (k_<symbol>) and the names.
+// clang-format off
+#define DKP_BLAS_ROUTINES(X)                                                                    \
+  X(cblas_dgemm) X(cblas_dtrsm) X(cblas_dtrmm) X(cblas_dsyrk) X(cblas_dsyr2k) X(cblas_dsymm)   \
+  X(cblas_dgemv) X(dgemm_) X(dgemv_) X(dsyrk_) X(dtrsm_) X(dtrmm_) X(dpotrf_) X(dpotri_)        \
+  X(dtrtri_) X(dpotrs_) X(dtrtrs_) X(dgetrf_) X(dgetri_) X(dgetrs_)
+// clang-format on
+#define DKP_ENUMERATOR(name) k_##name,
+#define DKP_NAME(name) #name,
+enum Routine : int { DKP_BLAS_ROUTINES(DKP_ENUMERATOR) kRoutines };
+constexpr const char* kNames[] = {DKP_BLAS_ROUTINES(DKP_NAME)};
+#undef DKP_ENUMERATOR
+#undef DKP_NAME
 
 struct Totals {
   std::atomic<std::uint64_t> calls{0}, flops{0}, nanoseconds{0};
@@ -196,69 +179,69 @@ void dgemm_(const char* ta, const char* tb, const fint* m, const fint* n, const 
             const double* al, const double* a, const fint* la, const double* b, const fint* lb,
             const double* be, double* c, const fint* lc) {
   static decltype(&dgemm_) f = nullptr;
-  forward(f, k_dgemm, 2 * d(m) * d(n) * d(k), ta, tb, m, n, k, al, a, la, b, lb, be, c, lc);
+  forward(f, k_dgemm_, 2 * d(m) * d(n) * d(k), ta, tb, m, n, k, al, a, la, b, lb, be, c, lc);
 }
 void dgemv_(const char* t, const fint* m, const fint* n, const double* al, const double* a,
             const fint* la, const double* x, const fint* ix, const double* be, double* y,
             const fint* iy) {
   static decltype(&dgemv_) f = nullptr;
-  forward(f, k_dgemv, 2 * d(m) * d(n), t, m, n, al, a, la, x, ix, be, y, iy);
+  forward(f, k_dgemv_, 2 * d(m) * d(n), t, m, n, al, a, la, x, ix, be, y, iy);
 }
 void dsyrk_(const char* u, const char* t, const fint* n, const fint* k, const double* al,
             const double* a, const fint* la, const double* be, double* c, const fint* lc) {
   static decltype(&dsyrk_) f = nullptr;
-  forward(f, k_dsyrk, d(n) * d(n) * d(k), u, t, n, k, al, a, la, be, c, lc);
+  forward(f, k_dsyrk_, d(n) * d(n) * d(k), u, t, n, k, al, a, la, be, c, lc);
 }
 void dtrsm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
             const fint* n, const double* al, const double* a, const fint* la, double* b,
             const fint* lb) {
   static decltype(&dtrsm_) f = nullptr;
-  forward(f, k_dtrsm, tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
+  forward(f, k_dtrsm_, tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
 }
 void dtrmm_(const char* s, const char* u, const char* t, const char* dg, const fint* m,
             const fint* n, const double* al, const double* a, const fint* la, double* b,
             const fint* lb) {
   static decltype(&dtrmm_) f = nullptr;
-  forward(f, k_dtrmm, tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
+  forward(f, k_dtrmm_, tri_flops(s, m, n), s, u, t, dg, m, n, al, a, la, b, lb);
 }
 
 // ---- LAPACK ----
 void dpotrf_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dpotrf_) f = nullptr;
-  forward(f, k_dpotrf, d(n) * d(n) * d(n) / 3, u, n, a, la, info);
+  forward(f, k_dpotrf_, d(n) * d(n) * d(n) / 3, u, n, a, la, info);
 }
 void dpotri_(const char* u, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dpotri_) f = nullptr;
-  forward(f, k_dpotri, 2 * d(n) * d(n) * d(n) / 3, u, n, a, la, info);
+  forward(f, k_dpotri_, 2 * d(n) * d(n) * d(n) / 3, u, n, a, la, info);
 }
 void dtrtri_(const char* u, const char* dg, const fint* n, double* a, const fint* la, fint* info) {
   static decltype(&dtrtri_) f = nullptr;
-  forward(f, k_dtrtri, d(n) * d(n) * d(n) / 3, u, dg, n, a, la, info);
+  forward(f, k_dtrtri_, d(n) * d(n) * d(n) / 3, u, dg, n, a, la, info);
 }
 void dpotrs_(const char* u, const fint* n, const fint* r, const double* a, const fint* la,
              double* b, const fint* lb, fint* info) {
   static decltype(&dpotrs_) f = nullptr;
-  forward(f, k_dpotrs, 2 * d(n) * d(n) * d(r), u, n, r, a, la, b, lb, info);
+  forward(f, k_dpotrs_, 2 * d(n) * d(n) * d(r), u, n, r, a, la, b, lb, info);
 }
 void dtrtrs_(const char* u, const char* t, const char* dg, const fint* n, const fint* r,
              const double* a, const fint* la, double* b, const fint* lb, fint* info) {
   static decltype(&dtrtrs_) f = nullptr;
-  forward(f, k_dtrtrs, d(n) * d(n) * d(r), u, t, dg, n, r, a, la, b, lb, info);
+  forward(f, k_dtrtrs_, d(n) * d(n) * d(r), u, t, dg, n, r, a, la, b, lb, info);
 }
 void dgetrf_(const fint* m, const fint* n, double* a, const fint* la, fint* ipiv, fint* info) {
   static decltype(&dgetrf_) f = nullptr;
-  forward(f, k_dgetrf, 2 * d(n) * d(n) * d(n) / 3, m, n, a, la, ipiv, info);
+  forward(f, k_dgetrf_, 2 * d(n) * d(n) * d(n) / 3, m, n, a, la, ipiv, info);
 }
 void dgetri_(const fint* n, double* a, const fint* la, const fint* ipiv, double* w, const fint* lw,
              fint* info) {
   static decltype(&dgetri_) f = nullptr;
   // A workspace query (lwork = -1) computes nothing.
-  forward(f, k_dgetri, *lw == -1 ? 0.0 : 4 * d(n) * d(n) * d(n) / 3, n, a, la, ipiv, w, lw, info);
+  forward(f, k_dgetri_, *lw == -1 ? 0.0 : 4 * d(n) * d(n) * d(n) / 3, n, a, la, ipiv, w, lw, info);
 }
 void dgetrs_(const char* t, const fint* n, const fint* r, const double* a, const fint* la,
              const fint* ipiv, double* b, const fint* lb, fint* info) {
   static decltype(&dgetrs_) f = nullptr;
-  forward(f, k_dgetrs, 2 * d(n) * d(n) * d(r), t, n, r, a, la, ipiv, b, lb, info);
+  forward(f, k_dgetrs_, 2 * d(n) * d(n) * d(r), t, n, r, a, la, ipiv, b, lb, info);
 }
 
 }  // extern "C"

@@ -77,9 +77,10 @@ Var cholesky(const Var& A, const char* where, const linalg::JitterPolicy& policy
                   L.memptr(), n, P.memptr(), n);
       zero_strict_upper(P);
       P.diag() *= 0.5;
-      // S = L^{-T} P L^{-1}, then the symmetric part.
-      linalg::tri_solve_inplace(L, P, Uplo::Lower, true, Side::Left);
-      linalg::tri_solve_inplace(L, P, Uplo::Lower, false, Side::Right);
+      // S = L^{-T} P L^{-1}, then the symmetric part (both solves with L's leaf inverses).
+      const auto leaves = linalg::tri_leaves(L, Uplo::Lower, L.n_rows);
+      linalg::tri_solve_inplace(L, P, Uplo::Lower, true, Side::Left, leaves.get());
+      linalg::tri_solve_inplace(L, P, Uplo::Lower, false, Side::Right, leaves.get());
       symmetrise_with_jitter(P, jc);
       accumulate_move(A, std::move(P));
     };
@@ -94,12 +95,15 @@ Var tri_solve(const Var& T, const Var& B, linalg::Uplo uplo, bool trans, linalg:
                     "{}x{} right-hand side",
                     left ? "left" : "right", T.n_rows(), T.n_cols(), B.n_rows(), B.n_cols()));
   }
-  arma::mat X = linalg::tri_solve(T.val(), B.val(), uplo, trans, side);
-  return T.tape().record(std::move(X), {T, B}, [T, B, uplo, trans, side, left](Node* out) {
-    return [T, B, uplo, trans, side, left, out] {
+  // T's leaf inverses serve this solve and the adjoint's (same right-hand-side count).
+  std::shared_ptr<const linalg::TriLeaves> leaves =
+      linalg::tri_leaves(T.val(), uplo, left ? B.n_cols() : B.n_rows());
+  arma::mat X = linalg::tri_solve(T.val(), B.val(), uplo, trans, side, leaves.get());
+  return T.tape().record(std::move(X), {T, B}, [T, B, uplo, trans, side, left, leaves](Node* out) {
+    return [T, B, uplo, trans, side, left, leaves, out] {
       const arma::mat& X = out->val;
       // Bbar = op(T)^{-T} Xbar (left) or Xbar op(T)^{-T} (right).
-      arma::mat Bbar = linalg::tri_solve(T.val(), out->adj, uplo, !trans, side);
+      arma::mat Bbar = linalg::tri_solve(T.val(), out->adj, uplo, !trans, side, leaves.get());
       if (T.needs_grad()) {
         // Tbar = -(op(T)bar or its transpose), confined to the triangle that was read:
         //   left:  -Bbar X^T (T) or -X Bbar^T (T^T);  right: -X^T Bbar (T) or -Bbar^T X (T^T).

@@ -108,12 +108,17 @@ ConditionalMoments conditional_moments(const Var& Lk, const Var& K, const Var& t
         for (arma::uword j = 0; j < nc; ++j) fm(c0 + j, c) = 0.0;
     }
   };
-  if (B > 0) linalg::tri_solve_panels(Lk.val(), *A, linalg::Uplo::Lower, false, fill, done);
+  // L_K's leaf inverses serve the solve here and the one with L_K^T in the adjoint.
+  const std::shared_ptr<const linalg::TriLeaves> leaves =
+      B > 0 ? linalg::tri_leaves(Lk.val(), linalg::Uplo::Lower, B) : nullptr;
+  if (B > 0) {
+    linalg::tri_solve_panels(Lk.val(), *A, linalg::Uplo::Lower, false, fill, done, leaves.get());
+  }
   ad::Tape& tape = K.tape();
   auto [f_mean, f_var] = tape.record_pair(
       std::move(fm), std::move(fv), {Lk, K, tt, w},
-      [Lk, K, tt, w, A](ad::Node* out, ad::Node* out_var) {
-        return [Lk, K, tt, w, A, out, out_var] {
+      [Lk, K, tt, w, A, leaves](ad::Node* out, ad::Node* out_var) {
+        return [Lk, K, tt, w, A, leaves, out, out_var] {
           const arma::uword P = A->n_rows, B = A->n_cols, WS = w.n_cols();
           const arma::mat& dFm = out->adj;
           const arma::vec g =
@@ -150,7 +155,8 @@ ConditionalMoments conditional_moments(const Var& Lk, const Var& K, const Var& t
             const arma::mat Ap(const_cast<double*>(A->colptr(c0)), P, nc, false, true);
             linalg::add_tri_product(dL, linalg::Uplo::Lower, Kb, Ap, false, -1.0);
           };
-          linalg::tri_solve_panels(Lk.val(), X, linalg::Uplo::Lower, true, fill, done);
+          linalg::tri_solve_panels(Lk.val(), X, linalg::Uplo::Lower, true, fill, done,
+                                   leaves.get());
           if (need_L) ad::accumulate(Lk, std::move(dL));
           if (need_w) ad::accumulate(w, std::move(dw));
           if (K.needs_grad()) ad::accumulate(K, std::move(X));

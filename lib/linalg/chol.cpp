@@ -160,8 +160,9 @@ double logdet_chol(const arma::mat& L) {
 
 arma::mat chol_solve(const arma::mat& L, const arma::mat& B) {
   arma::mat X = B;
-  tri_solve_inplace(L, X, Uplo::Lower, false);
-  tri_solve_inplace(L, X, Uplo::Lower, true);
+  const auto leaves = tri_leaves(L, Uplo::Lower, X.n_cols);
+  tri_solve_inplace(L, X, Uplo::Lower, false, Side::Left, leaves.get());
+  tri_solve_inplace(L, X, Uplo::Lower, true, Side::Left, leaves.get());
   return X;
 }
 

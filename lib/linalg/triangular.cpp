@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,6 +23,8 @@ constexpr int kMaxLeaf = 32;
 // the kin8nm GI-DGP step (100 x 100 factors, 7,373 right-hand sides): 128, 256 and 512 give
 // 225, 220-230 and 227 ms against 238 without panels; boston's 455 is unchanged.
 constexpr int kPanel = 256;
+// Fewer right-hand sides than this are solved by dtrsm (solve_into).
+constexpr int kMinBlockedRhs = 8;
 
 // The explicit inverses of the diagonal blocks of at most `leaf` rows that solve_rec ends in
 // (by substitution), computed once per solve and shared by all column panels. Leaves are found by
@@ -30,6 +33,12 @@ struct LeafInverses {
   std::vector<double> buf;         // leaf inverses, n x n each, back to back
   std::vector<std::ptrdiff_t> at;  // at[first row] = offset into buf
 };
+
+// The largest leaf for a solve with m right-hand sides. Measured leaf sizes (100 x 100 factor):
+// 32 is best for wide right-hand sides, 8-16 for a dozen columns.
+int leaf_size(int m) {
+  return m >= 64 ? kMaxLeaf : 16;
+}
 
 void invert_leaves(const double* T, int ldt, int n, int first, bool lower, int leaf,
                    LeafInverses& out) {
@@ -124,11 +133,35 @@ void solve_rec(const double* T, int ldt, int n, int first, double* B, int ldb, i
   }
 }
 
+}  // namespace
+
+struct TriLeaves {
+  arma::uword n = 0;
+  int leaf = 0;
+  bool lower = true;
+  LeafInverses inverses;
+};
+
+namespace {
+
+TriLeaves compute_leaves(const arma::mat& T, bool lower, int leaf) {
+  TriLeaves t;
+  t.n = T.n_rows;
+  t.leaf = leaf;
+  t.lower = lower;
+  t.inverses.at.assign(T.n_rows, -1);
+  t.inverses.buf.reserve(std::size_t(T.n_rows) * std::size_t(leaf));
+  invert_leaves(T.memptr(), int(T.n_rows), int(T.n_rows), 0, lower, leaf, t.inverses);
+  return t;
+}
+
 // op(T) X = B or X op(T) = B into X, with B = src (same shape as X) copied in panel by panel
 // when src is not null (each panel is copied just before it is solved, while it stays in
-// cache), or B = X's own contents when src is null.
+// cache), or B = X's own contents when src is null. `given`, when not null and made for this
+// triangle and leaf size, supplies the leaf inverses (otherwise they are computed here).
 void solve_into(const arma::mat& T, const double* src, arma::mat& B, Uplo uplo, bool trans,
-                Side side, const PanelFn* fill = nullptr, const PanelFn* done = nullptr) {
+                Side side, const PanelFn* fill = nullptr, const PanelFn* done = nullptr,
+                const TriLeaves* given = nullptr) {
   if (T.n_rows != T.n_cols) {
     throw Error(fmt::format("linalg::tri_solve: triangular factor is {}x{}, not square", T.n_rows,
                             T.n_cols));
@@ -154,7 +187,7 @@ void solve_into(const arma::mat& T, const double* src, arma::mat& B, Uplo uplo, 
     throw Error("linalg::tri_solve: matrix too large for 32-bit BLAS");
   }
   const int m = int(left ? B.n_cols : B.n_rows);
-  if (m < 8) {
+  if (m < kMinBlockedRhs) {
     if (src != nullptr) std::copy(src, src + B.n_elem, B.memptr());
     if (fill != nullptr) (*fill)(0, arma::uword(m), B.memptr());
     // A handful of right-hand sides: dtrsm's substitution is faster (measured, n = 5-100: 0.1-4.7
@@ -166,14 +199,13 @@ void solve_into(const arma::mat& T, const double* src, arma::mat& B, Uplo uplo, 
     if (done != nullptr) (*done)(0, arma::uword(m), B.memptr());
     return;
   }
-  // Measured leaf sizes (100 x 100 factor): 32 is best for wide right-hand sides, 8-16 for a
-  // dozen columns.
-  const int leaf = m >= 64 ? kMaxLeaf : 16;
+  const int leaf = leaf_size(m);
   const bool lower = uplo == Uplo::Lower;
-  LeafInverses leaves;
-  leaves.at.assign(n, -1);
-  leaves.buf.reserve(std::size_t(n) * std::size_t(leaf));
-  invert_leaves(T.memptr(), int(n), int(n), 0, lower, leaf, leaves);
+  const bool reuse =
+      given != nullptr && given->n == n && given->leaf == leaf && given->lower == lower;
+  TriLeaves own;
+  if (!reuse) own = compute_leaves(T, lower, leaf);
+  const LeafInverses& leaves = reuse ? given->inverses : own.inverses;
   // Many right-hand sides (a large batch: 7,373 on kin8nm) are solved in panels of kPanel, each
   // through the whole recursion while it is in cache: one pass over B instead of one per level,
   // and the dgemm updates pack panels from cache.
@@ -200,18 +232,26 @@ void solve_into(const arma::mat& T, const double* src, arma::mat& B, Uplo uplo, 
 
 }  // namespace
 
-void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans, Side side) {
-  solve_into(T, nullptr, B, uplo, trans, side);
+void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans, Side side,
+                       const TriLeaves* leaves) {
+  solve_into(T, nullptr, B, uplo, trans, side, nullptr, nullptr, leaves);
+}
+
+std::shared_ptr<const TriLeaves> tri_leaves(const arma::mat& T, Uplo uplo, arma::uword m) {
+  if (m < kMinBlockedRhs || T.n_rows != T.n_cols) return nullptr;
+  return std::make_shared<const TriLeaves>(
+      compute_leaves(T, uplo == Uplo::Lower, leaf_size(int(std::min<arma::uword>(m, 1u << 30)))));
 }
 
 void tri_solve_panels(const arma::mat& T, arma::mat& X, Uplo uplo, bool trans, const PanelFn& fill,
-                      const PanelFn& done) {
-  solve_into(T, nullptr, X, uplo, trans, Side::Left, &fill, &done);
+                      const PanelFn& done, const TriLeaves* leaves) {
+  solve_into(T, nullptr, X, uplo, trans, Side::Left, &fill, &done, leaves);
 }
 
-arma::mat tri_solve(const arma::mat& T, const arma::mat& B, Uplo uplo, bool trans, Side side) {
+arma::mat tri_solve(const arma::mat& T, const arma::mat& B, Uplo uplo, bool trans, Side side,
+                    const TriLeaves* leaves) {
   arma::mat X(B.n_rows, B.n_cols, arma::fill::none);
-  solve_into(T, B.memptr(), X, uplo, trans, side);
+  solve_into(T, B.memptr(), X, uplo, trans, side, nullptr, nullptr, leaves);
   return X;
 }
 

@@ -16,6 +16,7 @@
 
 #include <armadillo>
 #include <functional>
+#include <memory>
 #include <utility>
 
 namespace dkp::linalg {
@@ -23,16 +24,28 @@ namespace dkp::linalg {
 enum class Uplo { Lower, Upper };
 enum class Side { Left, Right };
 
+/// The explicit inverses of T's diagonal blocks that the blocked solve ends in, computed once
+/// for several solves with the same triangle and as many right-hand sides, on either side and
+/// with op(T) = T or T^T alike (a forward solve and its adjoint). Opaque; made by tri_leaves.
+/// Every solve below takes them as an optional last argument: leaves made for another size or
+/// triangle are not used, and the result is the same to the last bit either way.
+struct TriLeaves;
+
+/// T's leaf inverses (only the `uplo` triangle is read) for solves with m right-hand sides, or
+/// null when such a solve does not use them (fewer than 8 right-hand sides). T must be square
+/// with a nonzero diagonal (the solves check that on every call).
+std::shared_ptr<const TriLeaves> tri_leaves(const arma::mat& T, Uplo uplo, arma::uword m);
+
 /// Solves op(T) X = B (Side::Left) or X op(T) = B (Side::Right) for X, overwriting B, where T is
 /// triangular (only the `uplo` triangle is read) and op(T) = T^T when `trans`.
 /// @throws dkp::Error on non-square T, mismatched sizes or a zero/non-finite diagonal entry
 void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans = false,
-                       Side side = Side::Left);
+                       Side side = Side::Left, const TriLeaves* leaves = nullptr);
 
 /// As tri_solve_inplace, returning X; B is copied into X one panel of right-hand sides at a time,
 /// just before the panel is solved (one pass over memory fewer than copying B first).
 arma::mat tri_solve(const arma::mat& T, const arma::mat& B, Uplo uplo, bool trans = false,
-                    Side side = Side::Left);
+                    Side side = Side::Left, const TriLeaves* leaves = nullptr);
 
 /// As tri_solve_inplace on B's own memory (no copy), returning X.
 arma::mat tri_solve(const arma::mat& T, arma::mat&& B, Uplo uplo, bool trans = false,
@@ -46,8 +59,9 @@ using PanelFn = std::function<void(arma::uword c0, arma::uword w, double* panel)
 /// X's panel (n x w, contiguous in X), the panel is solved in place, then done(c0, w, panel) sees
 /// the solved columns. X must be n x m (n = T's size); its contents on entry are not read. The
 /// panels are in increasing order of c0 and cover all m columns (one panel when m < 8).
+/// `leaves`: tri_leaves of this T, uplo and m, or null.
 void tri_solve_panels(const arma::mat& T, arma::mat& X, Uplo uplo, bool trans, const PanelFn& fill,
-                      const PanelFn& done);
+                      const PanelFn& done, const TriLeaves* leaves = nullptr);
 
 /// C += alpha * tri(P Q^T) (P, Q n x k) or, when `trans`, C += alpha * tri(P^T Q) (P, Q k x n),
 /// where tri keeps the `uplo` triangle (with the diagonal); C's other triangle is not touched.

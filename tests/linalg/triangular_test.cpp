@@ -159,3 +159,55 @@ TEST_CASE("add_tri_product: one triangle of P Q^T or P^T Q, other triangle untou
       la::add_tri_product(C, la::Uplo::Lower, arma::ones(3, 2), arma::ones(2, 3), false, 1.0),
       dkp::Error);
 }
+
+TEST_CASE("tri_solve_panels: precomputed leaf inverses give the same solution, transposed too") {
+  // The adjoint of a solve reuses the forward solve's leaf inverses (layers/gigp.cpp): the same
+  // numbers to the last bit as computing them again, for op(T) = T and T^T and across panels.
+  arma::arma_rng::set_seed(5);
+  const arma::uword n = 100, m = 455;
+  const arma::mat G = arma::randn(n, n);
+  const arma::mat L = arma::chol(G * G.t() + double(n) * arma::eye(n, n), "lower");
+  const arma::mat B = arma::randn(n, m);
+  const auto copy_in = [&B](arma::uword c0, arma::uword w, double* panel) {
+    std::copy(B.colptr(c0), B.colptr(c0) + B.n_rows * w, panel);
+  };
+  const auto nothing = [](arma::uword, arma::uword, double*) {};
+  const auto leaves = la::tri_leaves(L, la::Uplo::Lower, m);
+  const auto other = la::tri_leaves(L, la::Uplo::Lower, 12);  // another leaf size: not used
+  for (bool trans : {false, true}) {
+    CAPTURE(trans);
+    arma::mat X0(n, m), X1(n, m), X2(n, m);
+    la::tri_solve_panels(L, X0, la::Uplo::Lower, trans, copy_in, nothing);
+    la::tri_solve_panels(L, X1, la::Uplo::Lower, trans, copy_in, nothing, leaves.get());
+    la::tri_solve_panels(L, X2, la::Uplo::Lower, trans, copy_in, nothing, other.get());
+    CHECK(arma::approx_equal(X1, X0, "absdiff", 0.0));
+    CHECK(arma::approx_equal(X2, X0, "absdiff", 0.0));
+    const arma::mat op = trans ? arma::mat(L.t()) : L;
+    CHECK(arma::approx_equal(op * X0, B, "absdiff", 1e-10));
+  }
+}
+
+TEST_CASE("tri_solve, tri_solve_inplace: one set of leaf inverses for both sides, same numbers") {
+  // The Cholesky adjoint solves L^T on the left and L on the right with one set of leaves.
+  arma::arma_rng::set_seed(6);
+  const arma::uword n = 60;
+  const arma::mat G = arma::randn(n, n);
+  const arma::mat U = arma::chol(G * G.t() + double(n) * arma::eye(n, n));  // upper
+  const arma::mat B = arma::randn(n, n);
+  const auto leaves = la::tri_leaves(U, la::Uplo::Upper, n);
+  REQUIRE(leaves != nullptr);
+  for (la::Side side : {la::Side::Left, la::Side::Right}) {
+    for (bool trans : {false, true}) {
+      CAPTURE(trans);
+      const arma::mat X0 = la::tri_solve(U, B, la::Uplo::Upper, trans, side);
+      const arma::mat X1 = la::tri_solve(U, B, la::Uplo::Upper, trans, side, leaves.get());
+      arma::mat X2 = B;
+      la::tri_solve_inplace(U, X2, la::Uplo::Upper, trans, side, leaves.get());
+      CHECK(arma::approx_equal(X1, X0, "absdiff", 0.0));
+      CHECK(arma::approx_equal(X2, X0, "absdiff", 0.0));
+    }
+  }
+  // A handful of right-hand sides goes to dtrsm: no leaves to make.
+  CHECK(la::tri_leaves(U, la::Uplo::Upper, 7) == nullptr);
+  CHECK(la::tri_leaves(U, la::Uplo::Upper, 8) != nullptr);
+}

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "linalg/columns.hpp"
 #include "util/error.hpp"
 
 namespace dkp::autodiff {
@@ -391,12 +392,7 @@ Var col_sums(const Var& a) {
 Var col_sumsq(const Var& A) {
   const arma::mat& a = A.val();
   arma::mat v(a.n_cols, 1, arma::fill::none);
-  for (arma::uword j = 0; j < a.n_cols; ++j) {
-    const double* c = a.colptr(j);
-    double t = 0.0;
-    for (arma::uword i = 0; i < a.n_rows; ++i) t += c[i] * c[i];
-    v[j] = t;
-  }
+  linalg::col_sumsq(a.memptr(), a.n_rows, a.n_cols, v.memptr());
   return A.tape().record(std::move(v), {A}, [A](Node* out) {
     return [A, out] {
       Node* n = A.node();

@@ -12,6 +12,7 @@
 #include "autodiff/ops_linalg.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "linalg/chol.hpp"
+#include "linalg/columns.hpp"
 #include "linalg/symmetric.hpp"
 #include "linalg/triangular.hpp"
 #include "util/error.hpp"
@@ -94,33 +95,8 @@ ConditionalMoments conditional_moments(const Var& Lk, const Var& K, const Var& t
     std::copy(Kv.colptr(c0), Kv.colptr(c0) + P * nc, panel);
   };
   const linalg::PanelFn done = [&](arma::uword c0, arma::uword nc, double* panel) {
-    // The columns' sums of squares, four columns at a time: four independent chains of
-    // additions (one chain was bound by the additions' latency), each summed in the same order
-    // as alone, so the same numbers to the last bit.
-    arma::uword j = 0;
-    for (; j + 4 <= nc; j += 4) {
-      const double* a0 = panel + j * P;
-      const double* a1 = a0 + P;
-      const double* a2 = a1 + P;
-      const double* a3 = a2 + P;
-      double q0 = 0.0, q1 = 0.0, q2 = 0.0, q3 = 0.0;
-      for (arma::uword i = 0; i < P; ++i) {
-        q0 += a0[i] * a0[i];
-        q1 += a1[i] * a1[i];
-        q2 += a2[i] * a2[i];
-        q3 += a3[i] * a3[i];
-      }
-      fv[c0 + j] = ttv[c0 + j] - q0;
-      fv[c0 + j + 1] = ttv[c0 + j + 1] - q1;
-      fv[c0 + j + 2] = ttv[c0 + j + 2] - q2;
-      fv[c0 + j + 3] = ttv[c0 + j + 3] - q3;
-    }
-    for (; j < nc; ++j) {
-      const double* a = panel + j * P;
-      double q = 0.0;
-      for (arma::uword i = 0; i < P; ++i) q += a[i] * a[i];
-      fv[c0 + j] = ttv[c0 + j] - q;
-    }
+    linalg::col_sumsq(panel, P, nc, fv.memptr() + c0);  // then k_tt - those sums
+    for (arma::uword j = 0; j < nc; ++j) fv[c0 + j] = ttv[c0 + j] - fv[c0 + j];
     if (P > 0 && WS > 0) {  // rows c0 .. c0 + nc - 1 of f_mean = panel^T w
       cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, int(nc), int(WS), int(P), 1.0, panel,
                   int(P), wv.memptr(), int(P), 0.0, fm.memptr() + c0, int(B));

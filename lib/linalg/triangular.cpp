@@ -36,7 +36,7 @@ struct LeafInverses {
 
 // The largest leaf for a solve with m right-hand sides. Measured leaf sizes (100 x 100 factor):
 // 32 is best for wide right-hand sides, 8-16 for a dozen columns.
-int leaf_size(int m) {
+int leaf_size(arma::uword m) {
   return m >= 64 ? kMaxLeaf : 16;
 }
 
@@ -199,7 +199,7 @@ void solve_into(const arma::mat& T, const double* src, arma::mat& B, Uplo uplo, 
     if (done != nullptr) (*done)(0, arma::uword(m), B.memptr());
     return;
   }
-  const int leaf = leaf_size(m);
+  const int leaf = leaf_size(arma::uword(m));
   const bool lower = uplo == Uplo::Lower;
   const bool reuse =
       given != nullptr && given->n == n && given->leaf == leaf && given->lower == lower;
@@ -239,8 +239,7 @@ void tri_solve_inplace(const arma::mat& T, arma::mat& B, Uplo uplo, bool trans, 
 
 std::shared_ptr<const TriLeaves> tri_leaves(const arma::mat& T, Uplo uplo, arma::uword m) {
   if (m < kMinBlockedRhs || T.n_rows != T.n_cols) return nullptr;
-  return std::make_shared<const TriLeaves>(
-      compute_leaves(T, uplo == Uplo::Lower, leaf_size(int(std::min<arma::uword>(m, 1u << 30)))));
+  return std::make_shared<const TriLeaves>(compute_leaves(T, uplo == Uplo::Lower, leaf_size(m)));
 }
 
 void tri_solve_panels(const arma::mat& T, arma::mat& X, Uplo uplo, bool trans, const PanelFn& fill,

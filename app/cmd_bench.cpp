@@ -159,7 +159,8 @@ int bench_model(const po::variables_map& vm) {
     int depth;
     std::vector<util::RoutineCount> routines;
   };
-  std::vector<Breakdown> breakdowns;  // --flops, one per depth
+  std::vector<Breakdown> breakdowns;     // --flops, one per depth
+  std::vector<std::string> group_lines;  // more than one sample group: each group's time
   std::vector<int> depths = vm["depth"].as<std::vector<int>>();
   if (vm["model"].as<std::string>() == "sgp" && vm["depth"].defaulted()) depths = {1};
   for (int depth : depths) {
@@ -176,6 +177,7 @@ int bench_model(const po::variables_map& vm) {
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);
     std::vector<double> step_ms, fwd_ms;
+    std::vector<std::vector<double>> group_ms;      // [group][repetition], the steps' groups
     util::BlasCount step_blas, fwd_blas;            // summed over the timed repetitions (--flops)
     std::vector<util::RoutineCount> step_routines;  // the same by routine
     const auto count = [] { return util::blas_count().value_or(util::BlasCount{}); };
@@ -184,8 +186,9 @@ int bench_model(const po::variables_map& vm) {
       const auto r0 = flops ? util::blas_count_routines() : std::vector<util::RoutineCount>{};
       const util::BlasCount c0 = count();
       const auto t0 = Clock::now();
-      training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
-                              double(split.X_train.n_rows), S, 1.0, noise, threads, true);
+      const training::ElboGradient step =
+          training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
+                                  double(split.X_train.n_rows), S, 1.0, noise, threads, true);
       const auto t1 = Clock::now();
       const util::BlasCount c1 = count();
       const auto r1 = flops ? util::blas_count_routines() : std::vector<util::RoutineCount>{};
@@ -199,6 +202,9 @@ int bench_model(const po::variables_map& vm) {
         step_blas += c1 - c0;
         fwd_blas += c2 - c1;
         add_routines(step_routines, r0, r1);
+        group_ms.resize(step.group_seconds.size());
+        for (size_t g = 0; g < step.group_seconds.size(); ++g)
+          group_ms[g].push_back(step.group_seconds[g] * 1e3);
       }
     }
     double pred_ms = std::nan("");
@@ -216,6 +222,12 @@ int bench_model(const po::variables_map& vm) {
     if (spec.hidden_ard) label += " ard";
     if (spec.per_output_precision) label += " per-out";
     if (spec.model == "dwp" && stl != "on") label += " stl " + stl;
+    if (group_ms.size() > 1) {
+      std::string ms;
+      for (const auto& g : group_ms)
+        ms += fmt::format("{}{:.2f}", ms.empty() ? "" : " / ", median(g));
+      group_lines.push_back(fmt::format("{} depth {}: {} ms", label, depth, ms));
+    }
     std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11.2f} {:>11.2f} {:>13.1f}", label, depth,
                              batch, median(step_ms), median(fwd_ms), pred_ms);
     if (flops) {
@@ -242,6 +254,12 @@ int bench_model(const po::variables_map& vm) {
       "of a run; {} thread(s) sharing the samples)\n",
       S, vm["inducing"].as<long>(), reps, split.X_test.n_rows, test_samples,
       vm["threads"].as<int>());
+  if (!group_lines.empty()) {
+    std::cout << "Each thread's sample group, median ms of its share of the step (group 0 on the "
+                 "calling thread); the step waits for the slowest, so a gap between equal groups "
+                 "means the cores ran at different speeds:\n";
+    for (const auto& l : group_lines) std::cout << "  " << l << "\n";
+  }
   if (flops) {
     std::cout << "(--flops: the nominal floating-point operations of the step's BLAS and LAPACK "
                  "calls (gemm 2mnk, triangular solve m^2 n, Cholesky n^3/3, ...; "

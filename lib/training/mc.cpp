@@ -1,6 +1,7 @@
 #include "training/mc.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -38,6 +39,17 @@ ElboGradient one_group(const models::Model& model, const models::ParamMap& param
   return out;
 }
 
+// one_group, its wall time (the tape's release included) recorded as the only group_seconds.
+ElboGradient timed_group(const models::Model& model, const models::ParamMap& params,
+                         const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
+                         double kl_weight, random::Stream& noise, bool with_grad) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ElboGradient out = one_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
+  out.group_seconds = {
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+  return out;
+}
+
 }  // namespace
 
 ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& params,
@@ -47,11 +59,11 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
   const std::vector<size_t> sizes = sample_groups(samples, threads);
   // A deterministic ELBO (the SGP's, the AEP DGP's) would be computed whole by every group.
   if (sizes.size() == 1 || model.deterministic_elbo())
-    return one_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
+    return timed_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
   std::vector<ElboGradient> parts(sizes.size());
   parallel_for(sizes.size(), [&](size_t g) {
     random::Stream s = noise.child("sample-group", g);
-    parts[g] = one_group(model, params, X, y, n_train, sizes[g], kl_weight, s, with_grad);
+    parts[g] = timed_group(model, params, X, y, n_train, sizes[g], kl_weight, s, with_grad);
   });
   ElboGradient out;
   for (size_t g = 0; g < parts.size(); ++g) {
@@ -60,6 +72,7 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
     out.expected_loglik += w * parts[g].expected_loglik;
     out.kl += w * parts[g].kl;
     out.chol.merge(parts[g].chol);
+    out.group_seconds.push_back(parts[g].group_seconds.at(0));
     if (parts[g].grad.empty()) continue;  // non-finite ELBO: the caller stops on it
     for (auto& [name, gr] : parts[g].grad) {
       auto it = out.grad.find(name);

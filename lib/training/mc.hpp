@@ -38,6 +38,9 @@ struct ElboGradient {
   double kl = 0.0;
   models::ParamMap grad;   ///< d elbo / d parameter (empty unless with_grad)
   linalg::CholStats chol;  ///< the evaluation's Cholesky factorisations (all groups' tapes)
+  /// Wall seconds of each sample group's evaluation, group order (one entry with one group). The
+  /// call waits for the slowest; a spread between equal groups means unequal cores.
+  std::vector<double> group_seconds;
 };
 
 /// model.elbo(params, X, y, n_train, samples, kl_weight, noise) (and its gradient) with the

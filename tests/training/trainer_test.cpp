@@ -3,6 +3,7 @@
 // samples), and a non-finite ELBO is a clear error. Then the sample-splitting of training/mc.hpp.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -201,6 +202,8 @@ TEST_CASE("one thread is exactly a plain model.elbo call and its gradient") {
   for (const auto& [name, v] : vars)
     CHECK(arma::approx_equal(e.grad.at(name), v.grad(), "absdiff", 0.0));
   CHECK(a == b);  // the caller's stream advanced as by the plain call
+  REQUIRE(e.group_seconds.size() == 1);
+  CHECK(e.group_seconds[0] > 0.0);
 }
 
 TEST_CASE("T threads: the sample-weighted combination of the groups' estimates and gradients") {
@@ -236,6 +239,18 @@ TEST_CASE("T threads: the sample-weighted combination of the groups' estimates a
   REQUIRE(e.grad.size() == grad.size());
   for (const auto& [name, g] : grad)
     CHECK(arma::approx_equal(e.grad.at(name), g, "reldiff", 1e-13));
+  // Each group's wall time, in group order, none longer than the whole call.
+  REQUIRE(e.group_seconds.size() == 3);
+  for (double t : e.group_seconds) CHECK(t > 0.0);
+  {
+    dkp::random::Stream n3 = noise;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto timed = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, 7, 0.6, n3, 3, true);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE(timed.group_seconds.size() == 3);
+    for (double t : timed.group_seconds) CHECK(t <= wall);
+  }
   // Reproducible whatever the scheduling.
   dkp::random::Stream n2 = noise;
   const auto again = tr::elbo_gradient(*f.model, params, f.X, f.y, 40.0, 7, 0.6, n2, 3, true);

@@ -8,13 +8,16 @@
 #include <armadillo>
 #include <thread>
 
+#include "random/stream.hpp"
 #include "util/blas_buffers.hpp"
 
 namespace u = dkp::util;
 
 TEST_CASE("OpenBLAS's level-3 calls take their work buffers from util/blas_buffers") {
   // 300 x 300 x 300 is beyond OpenBLAS's small-matrix path, so the call packs into a buffer.
-  const arma::mat A(300, 300, arma::fill::randn), B(300, 300, arma::fill::randn);
+  dkp::random::Stream s(31);
+  const arma::mat A = dkp::random::normal_matrix(s, 300, 300);
+  const arma::mat B = dkp::random::normal_matrix(s, 300, 300);
   arma::mat C(300, 300, arma::fill::zeros);
   const u::BlasBufferStats before = u::blas_buffer_stats();
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 300, 300, 300, 1.0, A.memptr(), 300,

@@ -21,30 +21,26 @@ std::vector<size_t> sample_groups(size_t samples, size_t threads) {
 
 namespace {
 
+// One group's estimate on its own tape; group_seconds is its wall time, the tape's release
+// included.
 ElboGradient one_group(const models::Model& model, const models::ParamMap& params,
                        const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
                        double kl_weight, random::Stream& noise, bool with_grad) {
-  autodiff::Tape tape;
-  const models::VarMap vars = models::to_vars(tape, params, with_grad);
-  const models::ElboEstimate e = model.elbo(vars, X, y, n_train, samples, kl_weight, noise);
-  ElboGradient out;
-  out.elbo = e.elbo.scalar();
-  out.expected_loglik = e.expected_loglik;
-  out.kl = e.kl;
-  if (with_grad && std::isfinite(out.elbo)) {
-    tape.backward(e.elbo);
-    for (const auto& [name, v] : vars) out.grad.emplace(name, v.grad());
-  }
-  out.chol = tape.chol_stats();
-  return out;
-}
-
-// one_group, its wall time (the tape's release included) recorded as the only group_seconds.
-ElboGradient timed_group(const models::Model& model, const models::ParamMap& params,
-                         const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
-                         double kl_weight, random::Stream& noise, bool with_grad) {
   const auto t0 = std::chrono::steady_clock::now();
-  ElboGradient out = one_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
+  ElboGradient out;
+  {
+    autodiff::Tape tape;
+    const models::VarMap vars = models::to_vars(tape, params, with_grad);
+    const models::ElboEstimate e = model.elbo(vars, X, y, n_train, samples, kl_weight, noise);
+    out.elbo = e.elbo.scalar();
+    out.expected_loglik = e.expected_loglik;
+    out.kl = e.kl;
+    if (with_grad && std::isfinite(out.elbo)) {
+      tape.backward(e.elbo);
+      for (const auto& [name, v] : vars) out.grad.emplace(name, v.grad());
+    }
+    out.chol = tape.chol_stats();
+  }
   out.group_seconds = {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   return out;
@@ -59,11 +55,11 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
   const std::vector<size_t> sizes = sample_groups(samples, threads);
   // A deterministic ELBO (the SGP's, the AEP DGP's) would be computed whole by every group.
   if (sizes.size() == 1 || model.deterministic_elbo())
-    return timed_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
+    return one_group(model, params, X, y, n_train, samples, kl_weight, noise, with_grad);
   std::vector<ElboGradient> parts(sizes.size());
   parallel_for(sizes.size(), [&](size_t g) {
     random::Stream s = noise.child("sample-group", g);
-    parts[g] = timed_group(model, params, X, y, n_train, sizes[g], kl_weight, s, with_grad);
+    parts[g] = one_group(model, params, X, y, n_train, sizes[g], kl_weight, s, with_grad);
   });
   ElboGradient out;
   for (size_t g = 0; g < parts.size(); ++g) {

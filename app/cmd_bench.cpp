@@ -29,6 +29,7 @@
 #include "training/mc.hpp"
 #include "util/blas_count.hpp"
 #include "util/blas_threads.hpp"
+#include "util/cpu.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 
@@ -312,8 +313,9 @@ int cmd_bench(const std::vector<std::string>& args) {
   }
   // Timings depend on OpenBLAS's kernels by up to 2x (README, Speed): say which ran, and why.
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
-  spdlog::info("OpenBLAS kernels: {}{}", util::blas_core(),
-               forced != nullptr ? fmt::format(" (OPENBLAS_CORETYPE={})", forced) : "");
+  spdlog::info("OpenBLAS kernels: {}{}; CPU: {}", util::blas_core(),
+               forced != nullptr ? fmt::format(" (OPENBLAS_CORETYPE={})", forced) : "",
+               util::cpu_description());
   if (what == "model") return bench_model(vm);
   if (what == "ad") {
     autodiff::run_ad_bench(std::cout, vm["reps"].as<int>());

@@ -28,6 +28,7 @@
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
 #include "util/blas_threads.hpp"
+#include "util/cpu.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -329,6 +330,7 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("armadillo", arma::arma_version::as_string())
       .set("blas", util::blas_config())
       .set("blas_core", util::blas_core())
+      .set("cpu", util::cpu_description())
       .set("threads", threads)
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())

@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "util/blas_threads.hpp"
+#include "util/cpu.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/version.hpp"
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
   if (args[0] == "--version" || args[0] == "-V") {
     std::cout << "dkp " << dkp::version_string() << " (" << dkp::git_sha() << ")\n"
               << "BLAS: " << dkp::util::blas_config()
-              << "; kernels in use: " << dkp::util::blas_core() << "\n";
+              << "; kernels in use: " << dkp::util::blas_core() << "\n"
+              << "CPU: " << dkp::util::cpu_description() << "\n";
     return kExitOk;
   }
   const std::string name = args[0];

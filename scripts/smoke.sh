@@ -175,6 +175,8 @@ grep -Eq '"likelihood.log_noise_var": ?-?[0-9]' "$work/t2a/result.json" ||
 grep -q 'stl=mixing' "$work/stlmix/manifest.json" || fail "manifest.json lacks stl=mixing"
 grep -Eq '"blas_core": ?"[A-Za-z0-9]+"' "$work/stlmix/manifest.json" ||
   fail "manifest.json lacks the OpenBLAS kernels (blas_core)"
+grep -Eq '"cpu": ?"[^"]+"' "$work/stlmix/manifest.json" ||
+  fail "manifest.json lacks the CPU (cpu)"
 # The Bartlett means parameterised as bayesfunc does (mu = mu_raw / sqrt(m)).
 "$dkp" run --dataset yacht --model dwp --posterior gw --depth 3 --steps 5 --test-samples 7 \
   --mu-param bayesfunc --out "$work/muraw" --quiet >/dev/null || fail "dkp run --mu-param bayesfunc"

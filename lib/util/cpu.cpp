@@ -1,11 +1,15 @@
 #include "util/cpu.hpp"
 
-#include <charconv>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "util/parse.hpp"
 
 namespace dkp::util {
 
@@ -18,10 +22,10 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, last - first + 1);
 }
 
-int parse_int(std::string_view s) {
-  int v = -1;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() ? v : -1;
+// The whole of `s` as a non-negative int (util::parse_integer), or -1.
+int parse_count(std::string_view s) {
+  const std::optional<long long> v = parse_integer(s);
+  return v && *v >= 0 && *v <= std::numeric_limits<int>::max() ? int(*v) : -1;
 }
 
 // Whether the space-separated flag list holds `flag` as a whole word.
@@ -54,9 +58,9 @@ CpuInfo parse_cpuinfo(std::string_view text) {
     } else if (key == "model name" && cpu.model_name.empty()) {
       cpu.model_name = std::string(value);
     } else if (key == "cpu family" && cpu.family < 0) {
-      cpu.family = parse_int(value);
+      cpu.family = parse_count(value);
     } else if (key == "model" && cpu.model < 0) {
-      cpu.model = parse_int(value);
+      cpu.model = parse_count(value);
     } else if (key == "flags" && first_flags) {
       first_flags = false;
       for (const auto& [flag, name] : {std::pair{"avx512f", "AVX-512"}, std::pair{"avx2", "AVX2"},
@@ -90,10 +94,7 @@ std::string describe(const CpuInfo& cpu) {
   if (cpu.logical > 0)
     parts.push_back(fmt::format("{} logical CPU{}", cpu.logical, cpu.logical == 1 ? "" : "s"));
   if (!cpu.vector_isa.empty()) parts.push_back(cpu.vector_isa);
-  if (parts.empty()) return "unknown";
-  std::string out = parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) out += ", " + parts[i];
-  return out;
+  return parts.empty() ? "unknown" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string cpu_description() {

@@ -26,12 +26,14 @@
 #include "models/factory.hpp"
 #include "run_setup.hpp"
 #include "training/mc.hpp"
+#include "training/trace.hpp"
 #include "training/trainer.hpp"
 #include "util/blas_threads.hpp"
 #include "util/cpu.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "util/parse.hpp"
 #include "util/version.hpp"
 
 namespace dkp::cli {
@@ -113,9 +115,10 @@ po::options_description run_options() {
     ("log-every", po::value<long>()->default_value(500), "progress line every N steps (0: never)")
     ("checkpoint-every", po::value<long>()->default_value(1000),
      "checkpoint every N steps (0: only on SIGINT/SIGTERM)")
-    ("trace-every", po::value<long>()->default_value(10),
+    ("trace-every", po::value<std::string>()->default_value("auto"),
      "trace.csv in --out: that step's ELBO estimate, E[log p], KL, KL weight and learning rate "
-     "every N steps and at the last (0: none)")
+     "every N steps and at the last (0: none; auto: 10, or the multiple of 10 that keeps the "
+     "trace within 1000 rows, so that a cell of the committed result store stays small)")
     ("force", "rerun from the start even when a result with the same configuration hash exists "
               "(discards a checkpoint in --out)");
   // clang-format on
@@ -175,6 +178,17 @@ std::string fmt_duration(double s) {
   return fmt::format("{}s", t);
 }
 
+// --trace-every: "auto" (training::auto_trace_every) or a period N >= 0 (0: no trace).
+size_t trace_period(const std::string& text, long steps) {
+  if (text == "auto") return training::auto_trace_every(steps > 0 ? uint64_t(steps) : 0);
+  const auto v = util::parse_integer(text);
+  if (!v || *v < 0) {
+    throw UsageError(
+        fmt::format("--trace-every must be 'auto' or an integer >= 0, got '{}'", text));
+  }
+  return size_t(*v);
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -203,8 +217,9 @@ int cmd_run(const std::vector<std::string>& args) {
     if (v < 0) throw UsageError(fmt::format("--{} must be >= 0, got {}", name, v));
     return size_t(v);
   };
-  const size_t log_every = period("log-every"), checkpoint_every = period("checkpoint-every"),
-               trace_every = period("trace-every");
+  const size_t log_every = period("log-every"), checkpoint_every = period("checkpoint-every");
+  const size_t trace_every =
+      trace_period(vm["trace-every"].as<std::string>(), vm["steps"].as<long>());
 
   // The run's configuration, in the grid runner's terms (same hash as the grid cell).
   experiments::RunSpec spec;
@@ -332,6 +347,7 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("blas_core", util::blas_core())
       .set("cpu", util::cpu_description())
       .set("threads", threads)
+      .set("trace_every", (unsigned long long)trace_every)
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())
       .set("data_sha256", run_data.sha256)

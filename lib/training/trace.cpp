@@ -1,5 +1,6 @@
 #include "training/trace.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -70,6 +71,11 @@ std::vector<TraceRow> parse_trace_csv(std::string_view text, std::string_view wh
   }
   if (header) throw DataError(fmt::format("{}: empty trace (no header)", where));
   return rows;
+}
+
+uint64_t auto_trace_every(uint64_t steps) {
+  const uint64_t tens = (steps + 10 * kTraceMaxRows - 1) / (10 * kTraceMaxRows);
+  return 10 * std::max<uint64_t>(1, tens);
 }
 
 }  // namespace dkp::training

@@ -26,6 +26,14 @@ struct TraceRow {
 /// The header line of the CSV (without the newline).
 inline constexpr std::string_view kTraceHeader = "step,elbo,expected_loglik,kl,kl_weight,lr";
 
+/// Rows a trace keeps at most when its period is chosen automatically (dkp run --trace-every auto).
+inline constexpr uint64_t kTraceMaxRows = 1000;
+
+/// The automatic trace period of a `steps`-step run: 10, or the smallest multiple of 10 that keeps
+/// the trace within kTraceMaxRows rows (a 20,000-step run: every 20 steps). Bounds the size of a
+/// cell of the committed result store (about 75 bytes a row).
+uint64_t auto_trace_every(uint64_t steps);
+
 /// The CSV text: header, then one line per row.
 std::string trace_csv(const std::vector<TraceRow>& rows);
 

@@ -173,3 +173,17 @@ TEST_CASE("a fresh run replaces another run's trace; no trace without a period")
   tr::train(*f.model, f.X, f.y, opt, dkp::random::Stream(3));
   CHECK_FALSE(std::filesystem::exists(opt.trace_path));
 }
+
+TEST_CASE("automatic trace period: every 10 steps, coarser only beyond 1000 rows") {
+  CHECK(tr::auto_trace_every(0) == 10);
+  CHECK(tr::auto_trace_every(800) == 10);
+  CHECK(tr::auto_trace_every(10000) == 10);  // exactly 1000 rows
+  CHECK(tr::auto_trace_every(10001) == 20);
+  CHECK(tr::auto_trace_every(20000) == 20);  // the A-GW protocol: 1000 rows
+  CHECK(tr::auto_trace_every(25000) == 30);
+  for (uint64_t steps : {1u, 999u, 5000u, 8000u, 20000u, 123457u}) {
+    const uint64_t every = tr::auto_trace_every(steps);
+    CHECK(every % 10 == 0);
+    CHECK(steps / every <= tr::kTraceMaxRows);
+  }
+}

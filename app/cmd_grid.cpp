@@ -1,4 +1,5 @@
-// dkp grid plan|status|run FILE: expand an experiment grid, list or run its pending cells.
+// dkp grid plan|status|run|verify FILE: expand an experiment grid, list or run its pending cells,
+// or rerun some of its done cells and compare them with the stored results.
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "experiments/grid.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
+#include "experiments/verify.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/process.hpp"
@@ -30,11 +32,16 @@ extern "C" void on_stop_signal(int) {
   g_stop.store(true);
 }
 
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
 int grid_plan(const ex::Grid& grid, const fs::path& results, const po::variables_map& vm,
               const std::vector<std::string>& extra) {
-  size_t adopted = 0;
-  for (const auto& c : grid.cells) adopted += ex::adopt_result(c, results) ? 1 : 0;
-  if (adopted) spdlog::info("adopted {} results computed under other grids", adopted);
   const auto pending = ex::pending_cells(grid, results);
   std::vector<ex::RunSpec> mine = pending;
   std::string shard_text = "all";
@@ -98,11 +105,7 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
   opt.exe = util::self_executable().string();
   opt.extra_args = extra;
   opt.stop = &g_stop;
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  catch_stop_signals();
   const auto sum = ex::run_cells(cells, results, opt);
   std::cout << sum.line()
             << (skipped.empty() ? ""
@@ -120,11 +123,49 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
   return sum.failed ? kExitError : kExitOk;
 }
 
+// Reruns done cells into a scratch directory (lib/experiments/verify.hpp); the store is only read.
+int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variables_map& vm,
+                const std::vector<std::string>& extra) {
+  if (vm.count("cells") && vm.count("cell")) {
+    throw UsageError("--cells and --cell exclude each other");
+  }
+  ex::VerifySelection sel;
+  if (vm.count("cells")) {
+    const long k = vm["cells"].as<long>();
+    if (k < 1) throw UsageError(fmt::format("--cells {}: must be at least 1", k));
+    sel.cells = static_cast<size_t>(k);
+  }
+  if (vm.count("cell")) sel.cell = vm["cell"].as<std::string>();
+  sel.seed = vm["seed"].as<uint64_t>();
+  const ex::ChosenCells chosen = ex::select_cells_to_verify(grid, results, sel);
+  if (!chosen.note.empty()) std::cout << chosen.note << "\n" << std::flush;
+
+  ex::VerifyOptions opt;
+  opt.jobs = vm["jobs"].as<int>();
+  opt.exe = util::self_executable().string();
+  opt.extra_args = extra;
+  opt.stop = &g_stop;
+  // Progress of the reruns on stderr; the verdicts on stdout.
+  opt.log = vm.count("quiet") ? nullptr : &std::cerr;
+  opt.on_verdict = [&](const ex::CellVerdict& v) {
+    std::cout << ex::verdict_line(v, opt.tolerance) << "\n" << std::flush;
+  };
+  spdlog::info(
+      "grid {} (profile {}): rerunning {} of its {} done cells (seed {}) in a scratch "
+      "directory",
+      grid.name, grid.profile, chosen.cells.size(), chosen.done, sel.seed);
+  catch_stop_signals();
+  const auto report = ex::verify_cells(chosen.cells, results, opt);
+  std::cout << report.summary_line(grid) << "\n" << std::flush;
+  if (report.not_run) return 130;
+  return report.ok() ? kExitOk : kExitError;
+}
+
 }  // namespace
 
 int cmd_grid(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
-  desc.add_options()("action", po::value<std::string>(), "plan | status | run")(
+  desc.add_options()("action", po::value<std::string>(), "plan | status | run | verify")(
       "file", po::value<std::string>(), "grid file (experiments/*.yaml)")(
       "profile", po::value<std::string>()->default_value("full"),
       "profile of the grid (e.g. quick; full = as written)")(
@@ -134,30 +175,51 @@ int cmd_grid(const std::vector<std::string>& args) {
       "plan: only shard i/n of the pending cells (cell j -> j mod n)")(
       "dkp", po::value<std::string>(),
       "plan: program name in the printed commands (default: this binary)")(
-      "jobs,j", po::value<int>()->default_value(1), "run: cells run at a time")(
-      "verbose,v", "status: list every cell");
+      "jobs,j", po::value<int>()->default_value(1), "run, verify: cells run at a time")(
+      "verbose,v", "status: list every cell")(
+      "cells", po::value<long>(),
+      "verify: rerun this many done cells, chosen at random with --seed (default 1)")(
+      "cell", po::value<std::string>(),
+      "verify: rerun the cell with this configuration hash (or a unique prefix of it)")(
+      "seed", po::value<uint64_t>()->default_value(0), "verify: seed of the choice of cells");
   po::positional_options_description pos;
   pos.add("action", 1).add("file", 1);
   po::variables_map vm;
   const std::string usage =
       "dkp grid plan|status|run FILE [--profile P] [--results DIR] [--shard i/n] [-j N] "
-      "[--verbose]";
+      "[--verbose]\n"
+      "       dkp grid verify FILE [--profile P] [--results DIR] [--cells K | --cell HASH] "
+      "[--seed S] [-j N]\n\n"
+      "verify reruns K done cells (default 1; chosen at random with seed S, default 0) or\n"
+      "the cell HASH exactly as 'grid run' does, into a scratch directory (the results are not\n"
+      "touched), and compares the numbers with the stored result.json: bit-identical on the CPU\n"
+      "and BLAS kernels of the stored run, within a stated tolerance elsewhere. Exit 0 when all\n"
+      "match, 1 on a mismatch or a failed rerun.";
   if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
-  if (!vm.count("action")) throw UsageError("missing action: plan, status or run");
+  if (!vm.count("action")) throw UsageError("missing action: plan, status, run or verify");
   if (!vm.count("file")) throw UsageError("missing grid file");
   const std::string action = vm["action"].as<std::string>();
-  if (action != "plan" && action != "status" && action != "run") {
-    throw UsageError(fmt::format("unknown action '{}' (plan, status, run)", action));
+  if (action != "plan" && action != "status" && action != "run" && action != "verify") {
+    throw UsageError(fmt::format("unknown action '{}' (plan, status, run, verify)", action));
   }
-  auto only = [&](const char* opt, const char* act) {
-    if (vm.count(opt) && !vm[opt].defaulted() && action != act) {
-      throw UsageError(fmt::format("--{} applies to 'grid {}' only", opt, act));
+  auto only = [&](const char* opt, std::initializer_list<const char*> acts) {
+    if (!vm.count(opt) || vm[opt].defaulted()) return;
+    std::string names;
+    for (const char* a : acts) {
+      if (action == a) return;
+      names += fmt::format("{}'grid {}'", names.empty() ? "" : " and ", a);
     }
+    throw UsageError(fmt::format("--{} applies to {} only", opt, names));
   };
-  only("shard", "plan");
-  only("dkp", "plan");
-  only("jobs", "run");
-  only("verbose", "status");
+  only("shard", {"plan"});
+  only("dkp", {"plan"});
+  only("jobs", {"run", "verify"});
+  only("verbose", {"status"});
+  only("cells", {"verify"});
+  only("cell", {"verify"});
+  only("seed", {"verify"});
+  const int jobs = vm["jobs"].as<int>();
+  if (jobs < 1 || jobs > 256) throw UsageError(fmt::format("-j {} is out of range (1..256)", jobs));
 
   const fs::path file = vm["file"].as<std::string>();
   const ex::Grid grid = ex::load_grid(file, vm["profile"].as<std::string>());
@@ -167,12 +229,12 @@ int cmd_grid(const std::vector<std::string>& args) {
     extra = {"--data", fs::absolute(data).lexically_normal().string()};
   }
   if (action == "status") return grid_status(grid, results, vm.count("verbose") > 0);
+  // verify only reads the results root (no snapshot either).
+  if (action == "verify") return grid_verify(grid, results, vm, extra);
 
   // plan and run record the grid beside its results, for `dkp tables <results>`.
   ex::write_grid_snapshot(grid, util::read_file(file), results);
   if (action == "plan") return grid_plan(grid, results, vm, extra);
-  const int jobs = vm["jobs"].as<int>();
-  if (jobs < 1 || jobs > 256) throw UsageError(fmt::format("-j {} is out of range (1..256)", jobs));
   return grid_run(grid, results, jobs, extra, vm["data"].as<std::string>());
 }
 

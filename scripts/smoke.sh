@@ -317,6 +317,16 @@ done
   || fail "second dkp grid run"
 grep -q "computed 0, reused $cells, failed 0" "$work/run2" \
   || { tail -3 "$work/run2" >&2; fail "second grid run did not reuse all $cells cells"; }
+# dkp grid verify reruns a done cell as the runner did, into a scratch directory: the same machine
+# and binary give bit-identical numbers, and the store is left exactly as it was.
+store_state() { find "$work/runs" -printf '%p %s %T@\n' | sort; find "$work/runs" -type f -exec md5sum {} + | sort; }
+store_state >"$work/store-before"
+"$dkp" grid verify experiments/smoke.yaml --results "$work/runs" --cells 1 --quiet >"$work/verify" 2>&1 ||
+  { cat "$work/verify" >&2; fail "dkp grid verify experiments/smoke.yaml"; }
+grep -Eq '^OK  bit-identical  [0-9a-f]{16} ' "$work/verify" &&
+  grep -q '^verified 1 cell of grid smoke (profile full): 1 OK' "$work/verify" ||
+  fail "dkp grid verify: no bit-identical verdict: $(cat "$work/verify")"
+store_state | cmp -s - "$work/store-before" || fail "dkp grid verify changed the store"
 
 # dkp predict reproduces every model's test_ll from its run directory.
 npred=0

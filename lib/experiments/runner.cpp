@@ -145,7 +145,7 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
   RunnerSummary sum;
   std::deque<const RunSpec*> queue;
   for (const auto& c : cells) {
-    if (cell_status(c, results_root).state == CellState::done || adopt_result(c, results_root)) {
+    if (cell_status(c, results_root).state == CellState::done) {
       ++sum.reused;
     } else {
       queue.push_back(&c);

@@ -90,6 +90,27 @@ std::map<std::string, double> read_result_values(const fs::path& result_json) {
   return out;
 }
 
+namespace {
+
+// The result.json of the same configuration under another grid of the results root, in the
+// order of the grid names.
+std::optional<fs::path> result_in_other_grid(const RunSpec& spec, const fs::path& results_root) {
+  std::error_code ec;
+  std::vector<fs::path> grids;
+  for (const auto& g : fs::directory_iterator(results_root, ec)) {
+    if (g.is_directory(ec) && g.path().filename() != spec.grid) grids.push_back(g.path());
+  }
+  std::sort(grids.begin(), grids.end());
+  for (const auto& g : grids) {
+    const fs::path r =
+        g / spec.dataset / ("split" + std::to_string(spec.split)) / spec.hash() / "result.json";
+    if (result_hash(r) == spec.hash()) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 CellStatus cell_status(const RunSpec& spec, const fs::path& results_root) {
   const fs::path dir = spec.run_dir(results_root);
   std::error_code ec;
@@ -97,6 +118,14 @@ CellStatus cell_status(const RunSpec& spec, const fs::path& results_root) {
   const auto h = result_hash(dir / "result.json");
   if (h && *h == spec.hash()) {
     st.state = CellState::done;
+    st.result = dir / "result.json";
+    return st;
+  }
+  if (const auto other = result_in_other_grid(spec, results_root)) {
+    st.state = CellState::done;
+    st.result = *other;
+    st.detail =
+        fmt::format("computed under grid {}", fs::relative(*other, results_root).begin()->string());
     return st;
   }
   if (h) {
@@ -130,27 +159,6 @@ CellStatus cell_status(const RunSpec& spec, const fs::path& results_root) {
   }
   st.state = CellState::missing;
   return st;
-}
-
-bool adopt_result(const RunSpec& spec, const fs::path& results_root) {
-  const fs::path own = spec.run_dir(results_root);
-  if (result_hash(own / "result.json") == spec.hash()) return false;
-  std::error_code ec;
-  for (const auto& g : fs::directory_iterator(results_root, ec)) {
-    if (!g.is_directory() || g.path().filename() == spec.grid) continue;
-    const fs::path other =
-        g.path() / spec.dataset / ("split" + std::to_string(spec.split)) / spec.hash();
-    if (result_hash(other / "result.json") != spec.hash()) continue;
-    if (fs::exists(other / "manifest.json", ec)) {
-      util::write_file_atomic(own / "manifest.json", util::read_file(other / "manifest.json"));
-    }
-    util::write_file_atomic(own / "adopted-from.txt", other.string() + "\n");
-    // result.json last: the cell counts as done only once everything else is in place.
-    util::write_file_atomic(own / "result.json", util::read_file(other / "result.json"));
-    fs::remove(own / "error.json", ec);
-    return true;
-  }
-  return false;
 }
 
 std::vector<RunSpec> pending_cells(const Grid& grid, const fs::path& results_root) {

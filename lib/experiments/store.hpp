@@ -25,10 +25,14 @@ const char* to_string(CellState s);
 
 struct CellStatus {
   CellState state = CellState::missing;
-  std::string detail;  ///< failure message, stale-result note, ...
+  std::string detail;            ///< failure message, stale-result note, ...
+  std::filesystem::path result;  ///< done: the result.json that holds the cell
 };
 
-/// State of one cell from the files in its run directory.
+/// State of one cell from the files in its run directory. The configuration hash does not depend
+/// on the grid, so a cell is also done when another grid of the same results root holds a result
+/// with its hash (e.g. the GW paper's cells are a subset of the A-GW paper's): `result` then
+/// points there and `detail` names that grid. Nothing is copied: each result is stored once.
 CellStatus cell_status(const RunSpec& spec, const std::filesystem::path& results_root);
 
 /// The "config_hash" of a run directory's result.json (or manifest.json); nullopt when the file is
@@ -39,13 +43,6 @@ std::optional<std::string> result_hash(const std::filesystem::path& result_json)
 /// non-numeric values are skipped). Throws DataError naming the file when it is not a JSON/YAML
 /// object.
 std::map<std::string, double> read_result_values(const std::filesystem::path& result_json);
-
-/// The configuration hash does not depend on the grid, so a cell may already have been computed
-/// under another grid of the same results root (e.g. the GW paper's cells are a subset of the
-/// A-GW paper's). When such a result exists and the cell has none, copies its result.json (and
-/// manifest.json) into the cell's run directory, notes the source in adopted-from.txt, and
-/// returns true.
-bool adopt_result(const RunSpec& spec, const std::filesystem::path& results_root);
 
 /// Cells without a result whose hash matches (failed, running and missing cells), in grid order.
 std::vector<RunSpec> pending_cells(const Grid& grid, const std::filesystem::path& results_root);

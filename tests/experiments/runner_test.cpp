@@ -211,7 +211,7 @@ TEST_CASE("runner: runs pending cells, records failures, reuses results on rerun
   CHECK(again.line() == "computed 0, reused 4, failed 4");
 }
 
-TEST_CASE("runner: a result computed under another grid is adopted, not recomputed") {
+TEST_CASE("runner: a result computed under another grid is reused where it is, not recomputed") {
   const fs::path root = dkp::test::temp_dir("adopt") / "runs";
   const Grid a = parse_grid(grid_text("first", "boston", "[0]"), "first.yaml");
   const Grid b = parse_grid(grid_text("second", "boston", "[0]"), "second.yaml");
@@ -224,7 +224,14 @@ TEST_CASE("runner: a result computed under another grid is adopted, not recomput
   CHECK(sum.reused == 2);
   CHECK(sum.computed == 0);
   CHECK(count_state(b, root, CellState::done) == 2);
-  CHECK(fs::exists(b.cells[0].run_dir(root) / "adopted-from.txt"));
+  // Stored once: the second grid's cells point at the first grid's results.
+  CHECK_FALSE(fs::exists(b.cells[0].run_dir(root)));
+  const auto st = cell_status(b.cells[0], root);
+  CHECK(st.result == a.cells[0].run_dir(root) / "result.json");
+  CHECK(st.detail == "computed under grid first");
+  // A result of the grid's own wins over another grid's.
+  write_result(b.cells[0], root, -3.0);
+  CHECK(cell_status(b.cells[0], root).result == b.cells[0].run_dir(root) / "result.json");
 }
 
 TEST_CASE("runner: a stop request terminates running cells without marking them failed") {

@@ -1,5 +1,6 @@
-// dkp tables FILE|DIR: aggregate result.json files into the papers' tables (LaTeX and CSV),
-// each cell beside the paper's printed value.
+// dkp tables FILE|DIR: aggregate result.json files into the papers' tables (LaTeX, CSV and
+// Markdown), each cell beside the paper's printed value; with --summary, a Markdown page over all
+// the tables of the call (scoreboard, disagreements, figures of ours against the papers').
 #include <filesystem>
 #include <iostream>
 
@@ -11,7 +12,9 @@
 #include "experiments/store.hpp"
 #include "experiments/tables_job.hpp"
 #include "report/reference.hpp"
+#include "report/summary.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace dkp::cli {
 
@@ -28,13 +31,19 @@ int cmd_tables(const std::vector<std::string>& args) {
       "results", po::value<std::string>()->default_value("results/runs"),
       "results root for grid files")("reference",
                                      po::value<std::string>()->default_value("results/reference"),
-                                     "directory of the papers' reference CSVs");
+                                     "directory of the papers' reference CSVs")(
+      "summary", po::value<std::string>(),
+      "also write a Markdown page over all the tables written (scoreboard, disagreements, "
+      "figures) to FILE, its figures to FILE's directory/figures/")(
+      "explanations", po::value<std::string>()->default_value("results/explanations.csv"),
+      "CSV of explanations of disagreements for --summary "
+      "(table,metric,dataset,depth,column,note,link; an absent file gives none)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
   if (!parse_or_help(args, desc, pos, vm,
                      "dkp tables FILE|DIR [--out DIR] [--profile P] [--results DIR] "
-                     "[--reference DIR]")) {
+                     "[--reference DIR] [--summary FILE] [--explanations FILE]")) {
     return kExitOk;
   }
   if (!vm.count("input")) throw UsageError("missing grid file or directory");
@@ -45,7 +54,16 @@ int cmd_tables(const std::vector<std::string>& args) {
   std::vector<std::pair<ex::Grid, fs::path>> grids;  // grid, results root
   std::error_code ec;
   if (fs::is_directory(input, ec)) {
-    for (auto& g : ex::load_grid_snapshots(input)) grids.emplace_back(std::move(g), input);
+    // A directory stands for all the paper tables: the CI smoke grid (name: smoke) is left out.
+    auto is_smoke = [](const ex::Grid& g) {
+      if (g.name != "smoke") return false;
+      spdlog::info("{}: the smoke grid, skipped (name it as the input to tabulate it)",
+                   g.file.string());
+      return true;
+    };
+    for (auto& g : ex::load_grid_snapshots(input)) {
+      if (!is_smoke(g)) grids.emplace_back(std::move(g), input);
+    }
     if (grids.empty()) {
       std::vector<fs::path> files;
       for (const auto& e : fs::directory_iterator(input, ec)) {
@@ -55,7 +73,8 @@ int cmd_tables(const std::vector<std::string>& args) {
       }
       std::sort(files.begin(), files.end());
       for (const auto& f : files) {
-        grids.emplace_back(ex::load_grid(f, vm["profile"].as<std::string>()), results);
+        ex::Grid g = ex::load_grid(f, vm["profile"].as<std::string>());
+        if (!is_smoke(g)) grids.emplace_back(std::move(g), results);
       }
     }
     if (grids.empty()) {
@@ -75,10 +94,21 @@ int cmd_tables(const std::vector<std::string>& args) {
     spdlog::warn("no reference values in '{}': the paper columns stay empty (see --reference)",
                  ref_dir.string());
   }
+  // Read before anything is written: a malformed file leaves the outputs as they were.
+  std::vector<report::Explanation> explanations;
+  if (vm.count("summary")) {
+    const fs::path file = vm["explanations"].as<std::string>();
+    explanations = report::load_explanations(file);
+    if (!fs::exists(file, ec)) {
+      spdlog::info("no explanations file '{}': every disagreement is unexplained", file.string());
+    }
+  }
   const fs::path out = vm["out"].as<std::string>();
+  std::vector<report::Table> all_tables;
   for (const auto& [grid, root] : grids) {
     const auto tables = ex::grid_tables(grid, root, refs);
     ex::write_tables(tables, out);
+    all_tables.insert(all_tables.end(), tables.begin(), tables.end());
     for (const auto& t : tables) {
       int entries = 0, agree = 0, disagree = 0;
       for (const auto& r : t.rows) {
@@ -92,6 +122,24 @@ int cmd_tables(const std::vector<std::string>& args) {
                                (out / (t.spec.name + ".tex")).string(), t.rows.size(), entries,
                                t.incomplete(), agree, disagree);
     }
+  }
+  if (vm.count("summary")) {
+    const fs::path page = vm["summary"].as<std::string>();
+    const fs::path dir = page.parent_path().empty() ? fs::path(".") : page.parent_path();
+    // The tables' directory relative to the page's, for its links ("tables/").
+    const fs::path rel = fs::absolute(out).lexically_normal().lexically_relative(
+        fs::absolute(dir).lexically_normal());
+    report::SummaryLinks links;
+    links.tables = rel.empty() || rel == "." ? std::string() : rel.generic_string() + "/";
+    if (rel.empty()) {
+      spdlog::warn("no relative path from '{}' to '{}': the page links to bare table file names",
+                   dir.string(), out.string());
+    }
+    for (const auto& [stem, svg] : report::summary_figures(all_tables)) {
+      util::write_file_atomic(dir / "figures" / (stem + ".svg"), svg);
+    }
+    util::write_file_atomic(page, report::summary_markdown(all_tables, explanations, links));
+    std::cout << fmt::format("{}: {}\n", page.string(), report::scoreboard_line(all_tables));
   }
   return kExitOk;
 }

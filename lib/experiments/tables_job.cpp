@@ -34,7 +34,7 @@ std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path
     r.state = to_string(st.state);
     if (st.state == CellState::done) {
       try {
-        r.values = read_result_values(c.run_dir(results_root) / "result.json");
+        r.values = read_result_values(st.result);
       } catch (const Error& e) {
         spdlog::warn("{}: {}", c.label(), e.what());
         r.state = "failed";
@@ -148,10 +148,13 @@ std::vector<fs::path> write_tables(const std::vector<report::Table>& tables,
   for (const auto& t : tables) {
     const fs::path tex = out_dir / (t.spec.name + ".tex");
     const fs::path csv = out_dir / (t.spec.name + ".csv");
+    const fs::path md = out_dir / (t.spec.name + ".md");
     util::write_file_atomic(tex, report::to_latex(t));
     util::write_file_atomic(csv, report::to_csv(t));
+    util::write_file_atomic(md, report::to_markdown(t));
     files.push_back(tex);
     files.push_back(csv);
+    files.push_back(md);
   }
   return files;
 }

@@ -1,5 +1,5 @@
 // From a grid and a results root to the paper tables: gathers every expected cell's state and
-// result values, aggregates them with lib/report and writes <out>/<table>.tex and .csv.
+// result values, aggregates them with lib/report and writes <out>/<table>.tex, .csv and .md.
 #pragma once
 
 #include <filesystem>
@@ -26,7 +26,8 @@ std::string protocol_summary(const Grid& grid);
 std::vector<report::Table> grid_tables(const Grid& grid, const std::filesystem::path& results_root,
                                        const std::vector<report::RefRow>& refs);
 
-/// Writes each table as <out_dir>/<name>.tex and <name>.csv (atomically); returns the paths.
+/// Writes each table as <out_dir>/<name>.tex, <name>.csv and <name>.md (atomically); returns the
+/// paths.
 std::vector<std::filesystem::path> write_tables(const std::vector<report::Table>& tables,
                                                 const std::filesystem::path& out_dir);
 

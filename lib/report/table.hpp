@@ -123,6 +123,13 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
 std::string to_latex(const Table& t);
 /// One line per entry, with ours, the paper's value and the agreement flag.
 std::string to_csv(const Table& t);
+/// A GitHub-flavoured Markdown page: the title as a bold line, a table with one row per table row
+/// and two cells per column (ours, with "(k/n)" when only k of n splits are done and a verdict
+/// mark, ✓ agreement, ✗ disagreement; then the paper's printed value), then a legend and the
+/// notes. Deterministic: no date, no path.
+std::string to_markdown(const Table& t);
+/// The metric's name as the Markdown page and the figures print it ("test log-likelihood").
+std::string metric_title(const std::string& metric);
 
 /// Formats x with `decimals` places ("-0.38"); "" for nullopt.
 std::string format_fixed(std::optional<double> x, int decimals);

@@ -203,7 +203,7 @@ TEST_CASE("tables: mean and one standard error over splits from result.json file
   // Files are written where asked.
   const fs::path out = root.parent_path() / "tables";
   const auto files = ex::write_tables(tables, out);
-  CHECK(files.size() == 2 * tables.size());
+  CHECK(files.size() == 3 * tables.size());
   CHECK(fs::exists(out / "agw-table3.tex"));
   CHECK(fs::exists(out / "agw-table3.csv"));
 }

@@ -1,0 +1,410 @@
+#include "report/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "report/scatter_svg.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/parse.hpp"
+
+namespace dkp::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kExplanationColumns = {"table",  "metric", "dataset", "depth",
+                                                      "column", "note",   "link"};
+
+// Text for a Markdown table cell: no column breaks, no HTML, no emphasis markers.
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '|' || c == '*' || c == '\\' || c == '`') {
+      out += '\\';
+      out += c;
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The metric an entry is compared on: the column's reference metric (elbo_diff), else the row's.
+std::string ref_metric_of(const Table& t, const Row& r, const Entry& e) {
+  const auto& c = t.spec.columns.at(e.col);
+  return c.ref_metric.empty() ? r.metric : c.ref_metric;
+}
+
+// "Deep kernel processes (Aitchison, Yang and Ober 2021)" from the first table's title (the text
+// before ", Table"), else the paper key.
+std::string paper_name(const std::vector<Table>& tables, const std::string& paper) {
+  for (const auto& t : tables) {
+    if (t.spec.paper != paper) continue;
+    const auto pos = t.spec.title.find(", Table");
+    if (pos != std::string::npos && pos > 0) return t.spec.title.substr(0, pos);
+  }
+  return paper;
+}
+
+// A file stem from a paper key: [A-Za-z0-9_-] kept, anything else '_'.
+std::string figure_stem(const std::string& paper) {
+  std::string s;
+  for (const char c : paper) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    s += ok ? c : '_';
+  }
+  return s;
+}
+
+std::vector<std::string> papers_of(const std::vector<Table>& tables) {
+  std::vector<std::string> out;
+  for (const auto& t : tables) {
+    if (t.spec.paper.empty()) continue;
+    if (std::find(out.begin(), out.end(), t.spec.paper) == out.end()) out.push_back(t.spec.paper);
+  }
+  return out;
+}
+
+struct PaperFigure {
+  std::string stem, name;
+  std::vector<std::string> series;
+  std::vector<ScatterPanel> panels;
+  int points = 0;
+};
+
+// Ours against the paper's for every entry of the paper's tables with both values; an entry
+// shared by two tables (same metric, kernel, dataset, depth and column) is drawn once.
+PaperFigure paper_figure(const std::vector<Table>& tables, const std::string& paper) {
+  PaperFigure f;
+  f.stem = figure_stem(paper);
+  f.name = paper_name(tables, paper);
+  std::vector<std::string> metrics;
+  std::map<std::string, std::vector<ScatterPoint>> by_metric;
+  std::map<std::string, int> agree_by_metric;
+  std::set<std::string> seen;
+  for (const auto& t : tables) {
+    if (t.spec.paper != paper) continue;
+    for (const auto& r : t.rows) {
+      for (const auto& e : r.entries) {
+        if (!e.mean || !e.ref || !std::isfinite(*e.mean) || !std::isfinite(e.ref->mean)) continue;
+        const std::string metric = ref_metric_of(t, r, e);
+        const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", metric, r.kernel,
+                                            r.dataset, e.depth, e.column);
+        if (!seen.insert(key).second) continue;
+        auto it = std::find(f.series.begin(), f.series.end(), e.column);
+        if (it == f.series.end()) it = f.series.insert(f.series.end(), e.column);
+        if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end()) {
+          metrics.push_back(metric);
+        }
+        ScatterPoint p;
+        p.x = e.ref->mean;
+        p.y = *e.mean;
+        p.x_err = e.ref_se;
+        p.y_err = e.se.value_or(0.0);
+        p.series = static_cast<size_t>(it - f.series.begin());
+        p.flagged = e.agree == "no";
+        p.hollow = e.n_done < e.n_expected;
+        by_metric[metric].push_back(p);
+        if (e.agree == "yes") ++agree_by_metric[metric];
+        ++f.points;
+      }
+    }
+  }
+  for (const auto& m : metrics) {
+    ScatterPanel p;
+    p.title = metric_title(m);
+    p.points = by_metric[m];
+    int disagree_n = 0;
+    for (const auto& q : p.points) disagree_n += q.flagged;
+    const int agree_n = agree_by_metric[m];
+    p.subtitle = fmt::format("{} {}: {} agree, {} disagree", p.points.size(),
+                             p.points.size() == 1 ? "entry" : "entries", agree_n, disagree_n);
+    p.x_label = "paper (" + metric_title(m) + ")";
+    p.y_label = "ours (" + metric_title(m) + ")";
+    f.panels.push_back(std::move(p));
+  }
+  return f;
+}
+
+std::string entry_where(const Table& t, const Row& r, const Entry& e) {
+  std::string s = metric_title(ref_metric_of(t, r, e));
+  if (!r.kernel.empty()) s += ", kernel " + r.kernel;
+  s += ", " + r.dataset;
+  if (e.depth > 0) s += fmt::format(", depth {}", e.depth);
+  s += ", " + e.column;
+  return s;
+}
+
+std::string link_or_text(const std::string& text, const std::string& target) {
+  return target.empty() ? text : "[" + text + "](" + target + ")";
+}
+
+}  // namespace
+
+bool Explanation::matches(const Table& t, const Row& r, const Entry& e) const {
+  if (!table.empty() && table != t.spec.name &&
+      !(t.profile != "full" && table + "-" + t.profile == t.spec.name)) {
+    return false;
+  }
+  if (!metric.empty() && metric != r.metric && metric != ref_metric_of(t, r, e)) return false;
+  if (!dataset.empty() && dataset != r.dataset) return false;
+  if (depth && *depth != e.depth) return false;
+  if (!column.empty() && column != e.column) return false;
+  return true;
+}
+
+std::vector<Explanation> parse_explanations(const std::string& text, const std::string& filename) {
+  std::istringstream in(text);
+  std::string line;
+  size_t line_no = 0;
+  std::map<std::string, size_t> col;
+  size_t n_cols = 0;
+  std::vector<Explanation> out;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const std::string where = fmt::format("{}:{}", filename, line_no);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line[line.find_first_not_of(" \t")] == '#') continue;
+    const auto f = split_csv_line(line);
+    if (col.empty()) {
+      for (size_t i = 0; i < f.size(); ++i) {
+        if (std::find(kExplanationColumns.begin(), kExplanationColumns.end(), f[i]) ==
+            kExplanationColumns.end()) {
+          throw DataError(fmt::format(
+              "{}: unknown column '{}' (expected table,metric,dataset,depth,column,note,link)",
+              where, f[i]));
+        }
+        if (!col.emplace(f[i], i).second) {
+          throw DataError(fmt::format("{}: column '{}' twice", where, f[i]));
+        }
+      }
+      for (const auto& c : kExplanationColumns) {
+        if (!col.count(c)) throw DataError(fmt::format("{}: header lacks column '{}'", where, c));
+      }
+      n_cols = f.size();
+      continue;
+    }
+    if (f.size() != n_cols) {
+      throw DataError(fmt::format("{}: {} fields, the header has {}", where, f.size(), n_cols));
+    }
+    auto get = [&](const std::string& name) { return f[col.at(name)]; };
+    Explanation x;
+    x.table = get("table");
+    x.metric = get("metric");
+    x.dataset = get("dataset");
+    const std::string d = get("depth");
+    if (!d.empty()) {
+      const auto v = util::parse_integer(d);
+      if (!v || *v < 1 || *v > 1000) {
+        throw DataError(
+            fmt::format("{}: depth is '{}', expected a positive integer or nothing", where, d));
+      }
+      x.depth = static_cast<int>(*v);
+    }
+    x.column = get("column");
+    x.note = get("note");
+    x.link = get("link");
+    x.source = where;
+    if (x.note.find_first_not_of(" \t") == std::string::npos) {
+      throw DataError(fmt::format("{}: empty note", where));
+    }
+    if (x.link.find_first_of(" \t()<>") != std::string::npos) {
+      throw DataError(
+          fmt::format("{}: link '{}' is not a Markdown link target (no spaces, parentheses or <>)",
+                      where, x.link));
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::vector<Explanation> load_explanations(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return {};
+  return parse_explanations(util::read_file(file), file.string());
+}
+
+const Explanation* find_explanation(const std::vector<Explanation>& explanations, const Table& t,
+                                    const Row& r, const Entry& e) {
+  for (const auto& x : explanations)
+    if (x.matches(t, r, e)) return &x;
+  return nullptr;
+}
+
+CellCounts& CellCounts::operator+=(const CellCounts& o) {
+  planned += o.planned;
+  computed += o.computed;
+  complete += o.complete;
+  agree += o.agree;
+  disagree += o.disagree;
+  not_comparable += o.not_comparable;
+  return *this;
+}
+
+CellCounts count_cells(const Table& t) {
+  CellCounts c;
+  for (const auto& r : t.rows) {
+    for (const auto& e : r.entries) {
+      if (e.status == "absent") continue;
+      ++c.planned;
+      if (e.status == "ok") ++c.complete;
+      if (!e.mean) continue;
+      ++c.computed;
+      if (e.agree == "yes") {
+        ++c.agree;
+      } else if (e.agree == "no") {
+        ++c.disagree;
+      } else {
+        ++c.not_comparable;
+      }
+    }
+  }
+  return c;
+}
+
+CellCounts count_cells(const std::vector<Table>& tables) {
+  CellCounts c;
+  for (const auto& t : tables) c += count_cells(t);
+  return c;
+}
+
+std::string scoreboard_line(const std::vector<Table>& tables) {
+  const CellCounts c = count_cells(tables);
+  return fmt::format(
+      "{} of {} planned cells computed; {} agree with the paper, {} disagree, {} not comparable",
+      c.computed, c.planned, c.agree, c.disagree, c.not_comparable);
+}
+
+std::string summary_markdown(const std::vector<Table>& tables,
+                             const std::vector<Explanation>& explanations,
+                             const SummaryLinks& links) {
+  std::string o = "<!-- Generated by dkp tables --summary (make tables). Do not edit. -->\n\n";
+  o += "# Results: our reproductions against the papers\n\n";
+  o += "This page is generated by `make tables` from the committed store `results/runs/` (the "
+       "runs' result files) and the papers' printed values in `results/reference/`. Do not edit "
+       "it by hand: rerun `make tables`. The explanations of disagreements come from "
+       "`results/explanations.csv`.\n\n";
+  o += "**Overall: " + scoreboard_line(tables) + ".**\n\n";
+  o += "A *cell* is one entry of a table: one method's mean over the splits for one metric and "
+       "one row (dataset, depth, kernel); a cell printed in two tables counts in both. *Planned*: "
+       "in the experiment grid; *computed*: at least one split done (*complete*: all of them); "
+       "*agree*: |ours − paper| ≤ 2 √(se² + se_paper²); *not comparable*: computed, but fewer "
+       "than two splits are done or the paper prints no value.\n\n";
+
+  // Scoreboard.
+  o += "## Scoreboard\n\n";
+  o += "| table | paper | planned | computed | complete | agree | disagree | not comparable |\n";
+  o += "| :-- | :-- | --: | --: | --: | --: | --: | --: |\n";
+  for (const auto& t : tables) {
+    const CellCounts c = count_cells(t);
+    std::string paper = t.spec.paper;
+    if (!t.spec.paper_table.empty()) paper += ", Table " + t.spec.paper_table;
+    o += fmt::format("| [{}]({}{}.md) | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(t.spec.name),
+                     links.tables, t.spec.name, md_cell(paper), c.planned, c.computed, c.complete,
+                     c.agree, c.disagree, c.not_comparable);
+  }
+  const CellCounts all = count_cells(tables);
+  o += fmt::format("| **all** | | {} | {} | {} | {} | {} | {} |\n\n", all.planned, all.computed,
+                   all.complete, all.agree, all.disagree, all.not_comparable);
+
+  // Disagreements.
+  o += "## Disagreements\n\n";
+  int n_disagree = 0;
+  for (const auto& t : tables) {
+    const int dec = t.spec.decimals;
+    for (const auto& r : t.rows) {
+      for (const auto& e : r.entries) {
+        if (e.agree != "no" || !e.mean || !e.ref) continue;
+        ++n_disagree;
+        // Ours with the standard error the agreement test uses, the paper's error as printed,
+        // each with its kind.
+        std::string ours = format_fixed(e.mean, dec);
+        std::string ours_note;
+        if (e.se) {
+          ours += " ± " + format_fixed(e.se, dec);
+          ours_note = "se";
+        }
+        if (e.n_done < e.n_expected) {
+          ours_note +=
+              fmt::format("{}{}/{} splits", ours_note.empty() ? "" : "; ", e.n_done, e.n_expected);
+        }
+        if (!ours_note.empty()) ours += " (" + ours_note + ")";
+        std::string paper = e.ref->mean_text;
+        if (!e.ref->error_text.empty()) {
+          paper += " ± " + e.ref->error_text;
+          if (!e.ref->error_kind.empty() && e.ref->error_kind != "none") {
+            paper += " (" + e.ref->error_kind + ")";
+          }
+        }
+        const double se = e.se.value_or(0.0);
+        const double tol = 2.0 * std::sqrt(se * se + e.ref_se * e.ref_se);
+        const double diff = *e.mean - e.ref->mean;
+        std::string diff_text = format_fixed(diff, dec + 1);
+        if (diff > 0) diff_text = "+" + diff_text;
+        const Explanation* x = find_explanation(explanations, t, r, e);
+        const std::string why =
+            x ? "Explanation: " + link_or_text(x->note, x->link) + "." : "No explanation yet.";
+        o += fmt::format(
+            "- [{}]({}{}.md), {}: ours {} vs paper {} (difference {}, tolerance {}). {}\n",
+            md_cell(t.spec.name), links.tables, t.spec.name, md_cell(entry_where(t, r, e)),
+            md_cell(ours), md_cell(paper), diff_text, format_fixed(tol, dec + 1), why);
+      }
+    }
+  }
+  if (n_disagree == 0) o += "None so far.\n";
+  o += "\n";
+
+  // Figures, one per paper.
+  o += "## Figures\n\n";
+  o += "One figure per paper, one panel per metric: every cell with both our mean and the "
+       "paper's printed value, ours (vertical) against the paper's (horizontal), with error bars "
+       "of one standard error each (the paper's implied by its printed error, see "
+       "`results/reference/`), the dashed line y = x, one marker per table column, hollow markers "
+       "where not every split is done, and disagreements ringed in red.\n\n";
+  for (const auto& paper : papers_of(tables)) {
+    const PaperFigure f = paper_figure(tables, paper);
+    o += "### " + md_cell(f.name) + "\n\n";
+    std::string names;
+    for (const auto& t : tables) {
+      if (t.spec.paper != paper) continue;
+      names += (names.empty() ? "" : ", ") +
+               fmt::format("[{}]({}{}.md)", md_cell(t.spec.name), links.tables, t.spec.name);
+    }
+    o += "Tables: " + names + ".\n\n";
+    if (f.points == 0) {
+      o += "No cell has both our mean and the paper's value yet.\n\n";
+    } else {
+      o += fmt::format("![{}: ours against the paper's printed values]({}{}.svg)\n\n",
+                       md_cell(f.name), links.figures, f.stem);
+    }
+  }
+  return o;
+}
+
+std::map<std::string, std::string> summary_figures(const std::vector<Table>& tables) {
+  std::map<std::string, std::string> out;
+  for (const auto& paper : papers_of(tables)) {
+    const PaperFigure f = paper_figure(tables, paper);
+    if (f.points == 0) continue;
+    ScatterOptions opt;
+    opt.flag_label = "disagrees with the paper";
+    opt.hollow_label = "not every split done";
+    out[f.stem] = svg_scatter(f.name + ": ours against the paper", f.panels, f.series, opt);
+  }
+  return out;
+}
+
+}  // namespace dkp::report

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Test of the committed results (CTest `committed_results`, run from the repository root):
+# 1. the committed store holds finished cells only: every run directory under results/runs has a
+#    result.json carrying its directory's hash, and stays under 150 KB;
+# 2. the committed tables, results/README.md and its figures are exactly what `make tables`
+#    (scripts/tables.sh) makes from the committed store: stale tables fail.
+# Remedy for either: stage finished cells with scripts/store-add.sh, then `make tables`.
+#   scripts/check-results.sh DKP
+set -euo pipefail
+dkp=${1:?usage: scripts/check-results.sh DKP}
+store=results/runs
+fail=0
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  dirs=$(git ls-files -- "$store" | awk -F/ 'NF >= 7 { print $1 "/" $2 "/" $3 "/" $4 "/" $5 "/" $6 }' | sort -u)
+else
+  dirs=$(find "$store" -mindepth 4 -maxdepth 4 -type d 2>/dev/null | sort)
+fi
+for dir in $dirs; do
+  hash=$(basename "$dir")
+  if [ ! -f "$dir/result.json" ] || ! grep -q "\"config_hash\": \"$hash\"" "$dir/result.json"; then
+    echo "check-results: $dir is not a finished cell (no result.json with hash $hash)" >&2
+    fail=1
+  fi
+  kb=$(cat "$dir"/result.json "$dir"/manifest.json "$dir"/trace.csv 2>/dev/null | wc -c)
+  if [ "$kb" -gt 153600 ]; then
+    echo "check-results: $dir holds $kb bytes (over 150 KB)" >&2
+    fail=1
+  fi
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+scripts/tables.sh "$dkp" "$work" >"$work/log" 2>&1 ||
+  { cat "$work/log" >&2; echo "check-results: scripts/tables.sh failed" >&2; exit 1; }
+if ! diff -r results/tables "$work/tables" >"$work/diff" 2>&1 ||
+  ! diff results/README.md "$work/README.md" >>"$work/diff" 2>&1 ||
+  ! diff -r results/figures "$work/figures" >>"$work/diff" 2>&1 ||
+  ! diff results/scoreboard.md "$work/scoreboard.md" >>"$work/diff" 2>&1 ||
+  ! grep -qxF "$(cat "$work/scoreboard.md")" README.md; then
+  grep -qxF "$(cat "$work/scoreboard.md")" README.md ||
+    echo "README.md lacks the scoreboard line: $(cat "$work/scoreboard.md")" >>"$work/diff"
+  head -n 40 "$work/diff" >&2
+  echo "check-results: the committed tables differ from what 'make tables' makes from the committed store" >&2
+  fail=1
+fi
+[ "$fail" = 0 ] && echo "check-results: $(echo "$dirs" | grep -c . || true) committed cells, tables up to date"
+exit "$fail"

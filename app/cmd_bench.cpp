@@ -311,7 +311,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     if (what != "model") throw UsageError("--flops applies to 'dkp bench model' only");
     if (!util::blas_count()) return reexec_with_blas_count(args);
   }
-  // Timings depend on OpenBLAS's kernels by up to 2x (README, Speed): say which ran, and why.
+  // Timings depend on OpenBLAS's kernels by up to 2x (docs/performance.md): say which ran, and why.
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   spdlog::info("OpenBLAS kernels: {}{}; CPU: {}", util::blas_core(),
                forced != nullptr ? fmt::format(" (OPENBLAS_CORETYPE={})", forced) : "",

@@ -9,7 +9,7 @@ namespace dkp::models {
 /// diagonal of an IW(delta K, delta + P + 1) sample is InvGamma((delta + 2) / 2, delta k / 2)
 /// distributed, with infinite variance; the SE kernel of the next layer turns those heavy-tailed
 /// squared distances into a near-diagonal kernel, and the three-layer SE DIWP collapses to the
-/// prior on yacht (README, results). e^4 trains with both kernels (README).
+/// prior on yacht (docs/reproduction-notes.md#diwp-initial-delta). e^4 trains with both kernels.
 inline constexpr double kDiwpDeltaInit = 54.598150033144236;
 
 }  // namespace dkp::models

@@ -7,11 +7,11 @@
 // group's calls then get whichever buffer the other left free, so the packed panels move between
 // the cores' caches and the lock is contended (boston's global-inducing DGP at depth 5: each
 // group took 27.5-29.4 ms of a two-thread step, against 25.8-26.0 for the same work in two
-// single-thread processes at the same time; README, Speed). OpenBLAS calls the two functions
-// through its PLT, so the executable's definitions (exported with --export-dynamic-symbol, see
-// CMakeLists.txt) replace them: a thread keeps the buffers it made and gets them back without a
-// lock, so its packed panels stay in its own core's cache. Results do not change (the arithmetic
-// is OpenBLAS's; only where it packs).
+// single-thread processes at the same time; docs/performance.md, the OpenBLAS buffer replacement).
+// OpenBLAS calls the two functions through its PLT, so the executable's definitions (exported with
+// --export-dynamic-symbol, see CMakeLists.txt) replace them: a thread keeps the buffers it made and
+// gets them back without a lock, so its packed panels stay in its own core's cache. Results do not
+// change (the arithmetic is OpenBLAS's; only where it packs).
 //
 // How. Buffers live in a fixed table of slots. A thread owns the slots it made; it takes the first
 // of them not in use (a compare-and-swap on the slot's flag), and makes a new one (an anonymous

@@ -16,7 +16,7 @@ void set_blas_threads(int n);
 
 /// The kernel set OpenBLAS chose when it was loaded ("Haswell", "Cooperlake", ...: from the CPU,
 /// or from $OPENBLAS_CORETYPE when set), or "unknown" when the BLAS is not OpenBLAS. Results
-/// depend on it at round-off and timings by up to 2x (README, Speed), so runs and benchmarks
+/// depend on it at round-off and timings by up to 2x (docs/performance.md), so runs and benchmarks
 /// record it.
 std::string blas_core();
 

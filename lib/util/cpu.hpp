@@ -1,6 +1,7 @@
 // The processor a run or a benchmark ran on, from /proc/cpuinfo. Results depend on it at
 // round-off (through OpenBLAS's kernels for it) and step times by 3x between the development
-// machines (README, Speed), so run manifests and benchmarks record it beside the BLAS kernels.
+// machines (docs/performance.md, machines and BLAS kernels), so run manifests and benchmarks record
+// it beside the BLAS kernels.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // The dkp command-line front end: a table of subcommands over Boost.Program_options.
 // Exit codes: 0 success, 1 runtime error (bad data, failed run), 2 usage error
-// (unknown subcommand or option, invalid value), 3 not implemented yet.
+// (unknown subcommand or option, invalid value), 3 not implemented yet, 75 busy (`dkp run`: another
+// process holds the run directory's lock), 130 interrupted (SIGINT/SIGTERM).
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -15,6 +16,10 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNotImplemented = 3;
+/// `dkp run`: another process holds the lock of --out (util::DirLock, run.lock), so this one did
+/// not start; nothing was read or written. The grid runner counts such a cell as "running
+/// elsewhere". 75 is EX_TEMPFAIL of <sysexits.h>: try again later.
+inline constexpr int kExitBusy = 75;
 
 /// Thrown for usage errors; main prints "dkp: <message>" and exits 2.
 struct UsageError : std::runtime_error {

@@ -1,6 +1,7 @@
 // dkp params: what a trained run learned. One row per parameter (shape, values on the scale the
-// model uses them, how far training moved it from its initial value), or one parameter's values
-// as CSV, or all rows as JSON.
+// model uses them, so that a variance is shown positive whatever its stored form, and how far
+// training moved it from its initial value), or one parameter's values as CSV, or all rows as
+// JSON.
 #include <filesystem>
 #include <iostream>
 
@@ -24,7 +25,8 @@ po::options_description params_options() {
      "only the parameters whose names start with this prefix (e.g. layer2. or likelihood)")
     ("csv", po::value<std::string>(),
      "print this parameter's values as CSV (one line per row, on the scale shown in the table: "
-     "exp of log_*, logistic of logit_*)")
+     "exp of log_*, logistic of logit_*, softplus(u) + 1e-6 of the SGP's and DSVI DGP's "
+     "kern.variance, kern.lengthscales, kern.white and likelihood.variance)")
     ("json", po::bool_switch(), "print the table as JSON");
   // clang-format on
   return d;

@@ -4,11 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -26,10 +30,12 @@
 #include "models/factory.hpp"
 #include "run_setup.hpp"
 #include "training/mc.hpp"
+#include "training/param_summary.hpp"
 #include "training/trace.hpp"
 #include "training/trainer.hpp"
 #include "util/blas_threads.hpp"
 #include "util/cpu.hpp"
+#include "util/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -120,7 +126,8 @@ po::options_description run_options() {
      "every N steps and at the last (0: none; auto: 10, or the multiple of 10 that keeps the "
      "trace within 1000 rows, so that a cell of the committed result store stays small)")
     ("force", "rerun from the start even when a result with the same configuration hash exists "
-              "(discards a checkpoint in --out)");
+              "(discards a checkpoint in --out; replaces a result or checkpoint of another "
+              "configuration, of other data, or a damaged one, which are refused without it)");
   // clang-format on
   return d;
 }
@@ -178,6 +185,62 @@ std::string fmt_duration(double s) {
   return fmt::format("{}s", t);
 }
 
+// A JSON file of --out read strictly: DataError naming the file and the remedy when it is damaged.
+YAML::Node read_json(const fs::path& path, std::string_view remedy) {
+  YAML::Node n;
+  try {
+    n = YAML::LoadFile(path.string());
+  } catch (const YAML::Exception& e) {
+    throw DataError(fmt::format("{}: malformed ({}); {}", path.string(), e.what(), remedy));
+  }
+  if (!n.IsMap()) {
+    throw DataError(fmt::format("{}: malformed (not a JSON object); {}", path.string(), remedy));
+  }
+  return n;
+}
+
+// The same, leniently: an empty node when the file is missing or unreadable.
+YAML::Node read_json_lenient(const fs::path& path) {
+  try {
+    if (fs::exists(path)) {
+      YAML::Node n = YAML::LoadFile(path.string());
+      if (n.IsMap()) return n;
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return YAML::Node();
+}
+
+// A string value of a JSON object ("" when absent or not a scalar).
+std::string json_string(const YAML::Node& n, const char* key) {
+  if (!n || !n.IsMap() || !n[key] || !n[key].IsScalar()) return "";
+  return n[key].Scalar();
+}
+
+// An output file given on the command line (written after training): a usage error now when it
+// names a directory, or a place where it cannot be written (the nearest existing directory above
+// it must be writable: util::write_file_atomic creates the missing ones).
+void check_output_file(const fs::path& path, const char* option) {
+  if (path.empty()) throw UsageError(fmt::format("{} is empty: give a file name", option));
+  if (fs::is_directory(path)) {
+    throw UsageError(fmt::format("{} {} is a directory: give a file name, e.g. {}", option,
+                                 path.string(), (path / "predictions.csv").string()));
+  }
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  while (!fs::exists(dir) && dir.has_parent_path() && dir.parent_path() != dir)
+    dir = dir.parent_path();
+  if (!fs::exists(dir)) dir = ".";
+  if (!fs::is_directory(dir)) {
+    throw UsageError(
+        fmt::format("{} {}: {} is not a directory", option, path.string(), dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError(fmt::format("{} {}: cannot write into {} ({})", option, path.string(),
+                                 dir.string(), std::strerror(errno)));
+  }
+}
+
 // --trace-every: "auto" (training::auto_trace_every) or a period N >= 0 (0: no trace).
 size_t trace_period(const std::string& text, long steps) {
   if (text == "auto") return training::auto_trace_every(steps > 0 ? uint64_t(steps) : 0);
@@ -196,7 +259,10 @@ int cmd_run(const std::vector<std::string>& args) {
   desc.add(run_options());
   po::variables_map vm;
   const std::string usage =
-      "dkp run --dataset NAME --split K --model MODEL [--inference I] [--posterior P] [options]";
+      "dkp run --dataset NAME --split K --model MODEL [--inference I] [--posterior P] [options]\n"
+      "\nexit codes: 0 done (or an existing result reused), 1 error, 2 usage error (or --out holds "
+      "another\nconfiguration's result or checkpoint), 75 another process is running --out (its "
+      "run.lock), 130 interrupted";
   if (!parse_or_help(args, desc, {}, vm, usage)) return kExitOk;
   if (vm.count("config")) {
     store_config_file(vm["config"].as<std::string>(), desc, vm);
@@ -270,40 +336,160 @@ int cmd_run(const std::vector<std::string>& args) {
   experiments::validate_run_spec(spec);
   const std::string hash = spec.hash();
 
+  // --out and --predictions: usage errors before anything is read, written or trained.
+  if (vm.count("out") && vm["out"].as<std::string>().empty()) {
+    throw UsageError(
+        "--out is empty: give a run directory (without --out: "
+        "results/runs/adhoc/<dataset>/split<k>/<hash>)");
+  }
   const fs::path out = vm.count("out") ? fs::path(vm["out"].as<std::string>())
                                        : spec.run_dir(fs::path("results") / "runs");
-  const fs::path result_path = out / "result.json";
-  if (!vm.count("force") && fs::exists(result_path)) {
-    const YAML::Node old = YAML::LoadFile(result_path.string());
-    if (old["config_hash"] && old["config_hash"].as<std::string>() == hash) {
-      spdlog::info("{}: result with configuration hash {} exists; skipping (--force reruns)",
-                   out.string(), hash);
+  if (fs::exists(out) && !fs::is_directory(out)) {
+    throw UsageError(fmt::format("--out {} is a file, not a run directory", out.string()));
+  }
+  if (vm.count("predictions"))
+    check_output_file(vm["predictions"].as<std::string>(), "--predictions");
+
+  // One process at a time in a run directory: the lock is taken before anything in it is read
+  // and held to the end (released by the kernel on any exit).
+  const bool out_existed = fs::exists(out);
+  std::optional<util::DirLock> lock = util::DirLock::try_acquire(out);
+  if (!lock) {
+    const util::LockProbe probe = util::probe_lock(out);
+    std::cerr << fmt::format("dkp run: {} is being run by {} ({}); not starting a second run\n",
+                             out.string(), probe.held ? probe.holder : "another process",
+                             util::lock_file(out).filename().string());
+    return kExitBusy;
+  }
+  // A run that fails before its manifest is written leaves no directory it made behind (nothing
+  // but the lock file is in it then). Destroyed before `lock`: removes the file while holding it.
+  struct FreshDir {
+    fs::path dir;
+    bool keep;
+    ~FreshDir() {
+      if (keep) return;
+      std::error_code ec;
+      fs::remove(util::lock_file(dir), ec);
+      fs::remove(dir, ec);  // only when empty
+    }
+  } fresh{out, out_existed};
+
+  // What --out holds: a result, a checkpoint and the manifest of the run that wrote them. Their
+  // configurations are checked before the data are read, so a mistaken --out fails at once.
+  const bool force = vm.count("force") > 0;
+  const fs::path result_path = out / "result.json", manifest_path = out / "manifest.json",
+                 checkpoint_path = out / "checkpoint.bin";
+  const YAML::Node old_manifest = read_json_lenient(manifest_path);
+  const std::string manifest_hash = json_string(old_manifest, "config_hash");
+  const bool have_result = !force && fs::exists(result_path);
+  const YAML::Node old_result =
+      have_result ? read_json(result_path, "--force recomputes the run") : YAML::Node();
+  const std::string result_hash = json_string(old_result, "config_hash");
+  const bool have_checkpoint = fs::exists(checkpoint_path);
+  const bool reuse = have_result && result_hash == hash;
+  if (have_result && !reuse && !have_checkpoint) {
+    throw ConfigError(fmt::format(
+        "{} holds the result of another configuration (hash {}; this run's is {}): use another "
+        "--out, or --force to replace it",
+        out.string(), result_hash.empty() ? "unknown: no config_hash in result.json" : result_hash,
+        hash));
+  }
+  // A checkpoint is resumed only when it is this configuration's (its own record, or for a
+  // legacy checkpoint without one, its directory's manifest), intact, and not beyond --steps.
+  std::optional<training::CheckpointHeader> ck;
+  if (!force && !reuse && have_checkpoint) {
+    try {
+      ck = training::read_checkpoint_header(checkpoint_path);
+    } catch (const DataError& e) {
+      throw DataError(fmt::format("{}; --force discards it and starts afresh", e.what()));
+    }
+    if (!ck->checksum_ok) {
+      throw DataError(fmt::format(
+          "{}: checksum mismatch: the checkpoint was changed or damaged after it was written "
+          "({}); --force discards it and starts afresh",
+          checkpoint_path.string(),
+          ck->checksum_stored.empty()
+              ? "it has no sha256 line: truncated?"
+              : fmt::format("its sha256 line says {}, its contents hash to {}", ck->checksum_stored,
+                            ck->checksum_actual)));
+    }
+    const std::string ck_hash = ck->legacy() ? manifest_hash : ck->identity.config_hash;
+    if (ck_hash != hash) {
+      throw ConfigError(fmt::format(
+          "{} holds a checkpoint of another configuration (hash {}; this run's is {}): use "
+          "another --out, or --force to discard it",
+          out.string(),
+          !ck_hash.empty() ? ck_hash
+          : ck->legacy()   ? "unknown: a legacy checkpoint and no readable manifest"
+                           : "unknown: the checkpoint records none",
+          hash));
+    }
+    if (ck->step > uint64_t(p.steps)) {
+      throw ConfigError(fmt::format(
+          "{} is at step {}, beyond this run's --steps {} (a longer run's parameters): use "
+          "another --out, or --force to discard it and start afresh",
+          checkpoint_path.string(), ck->step, p.steps));
+    }
+  }
+
+  // The data now present, by their fingerprint (the files' SHA-256, before they are parsed).
+  const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
+  const std::string data_sha = run_data_sha256(root, spec.dataset, spec.split);
+  const std::string data_words = fmt::format("the data now present ({} split {}) hash to {}",
+                                             spec.dataset, spec.split, data_sha);
+  if (reuse) {
+    // A result is reused only when it was computed from these data.
+    std::string used = json_string(old_result, "data_sha256"), source = "result.json";
+    if (used.empty() && manifest_hash == hash) {
+      used = json_string(old_manifest, "data_sha256");
+      source = "manifest.json";
+    }
+    if (used.empty()) {
+      spdlog::warn(
+          "{}: result with configuration hash {} exists but records no data fingerprint "
+          "(neither result.json nor manifest.json has data_sha256); skipping without checking "
+          "its data (--force reruns)",
+          out.string(), hash);
       return kExitOk;
     }
+    if (used != data_sha) {
+      throw DataError(fmt::format(
+          "{}: the result with configuration hash {} was computed from other data: {} records "
+          "data_sha256 {}, {}; --force recomputes it",
+          out.string(), hash, source, used, data_words));
+    }
+    spdlog::info("{}: result with configuration hash {} exists; skipping (--force reruns)",
+                 out.string(), hash);
+    return kExitOk;
   }
-  // A checkpoint in --out belongs to the configuration of that directory's manifest (written
-  // before training starts). Resuming it under another configuration (another split, seed,
-  // schedule, ...) would silently mix two runs, so that is an error; --force starts afresh.
-  // Checked before the data are read, so a mistaken --out fails at once.
-  const fs::path checkpoint_path = out / "checkpoint.bin";
-  if (fs::exists(checkpoint_path)) {
-    if (vm.count("force")) {
-      fs::remove(checkpoint_path);
-      spdlog::info("--force: discarding the checkpoint in {}", out.string());
-    } else {
-      const std::string old_hash =
-          experiments::result_hash(out / "manifest.json").value_or(std::string());
-      if (old_hash != hash) {
-        throw ConfigError(fmt::format(
-            "{} holds a checkpoint of another configuration (hash {}; this run's is {}): use "
-            "another --out, or --force to discard it",
-            out.string(), old_hash.empty() ? "unknown: no readable manifest" : old_hash, hash));
-      }
+  if (ck) {
+    const std::string ck_data =
+        ck->legacy() ? json_string(old_manifest, "data_sha256") : ck->identity.data_sha256;
+    if (ck_data != data_sha) {
+      throw DataError(fmt::format(
+          "{} holds a checkpoint trained on other data ({} records data_sha256 {}; {}): "
+          "--force discards it and starts afresh",
+          checkpoint_path.string(), ck->legacy() ? "its manifest.json" : "it",
+          ck_data.empty() ? "none" : ck_data, data_words));
+    }
+    if (ck->legacy()) {
+      spdlog::info(
+          "{}: a legacy checkpoint (it records no configuration or data of its own): resuming it, "
+          "as {} has this run's configuration hash and data fingerprint",
+          checkpoint_path.string(), manifest_path.string());
     }
   }
+  if (force && have_checkpoint) {
+    fs::remove(checkpoint_path);
+    spdlog::info("--force: discarding the checkpoint in {}", out.string());
+  }
+
   // Data.
-  const fs::path root = data::resolve_data_root(vm["data"].as<std::string>());
   const RunData run_data = load_run_data(root, spec.dataset, spec.split, p.pixels, p.pixel_scale);
+  if (run_data.sha256 != data_sha) {
+    throw DataError(fmt::format("the data files of {} split {} changed while the run started",
+                                spec.dataset, spec.split));
+  }
   const data::RegressionSplit& split = run_data.split;
   const size_t classes = data::dataset_classes(spec.dataset);
   const size_t width = resolve_width(p.width, split.X_train.n_cols);
@@ -320,7 +506,35 @@ int cmd_run(const std::vector<std::string>& args) {
         width);
   }
 
-  // Manifest first: a run directory always says what it is.
+  // The model (it warns when it has fewer inducing points than asked for).
+  const random::Stream run(p.seed);
+  const auto model = make_run_model(spec, width, split, run);
+  spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
+               split.X_train.n_rows, split.X_test.n_rows, model->describe());
+
+  // The values used, beside the requested ones (result.json and the manifest record both). The
+  // configuration hash keeps the requested values: the committed result store is keyed by them,
+  // and each value used is a function of the requested one and the data, so the same cell always
+  // uses the same one. (kl_anneal in the hash is, as it always was, the default 1000 already cut
+  // to --steps, or the value given, which validate_run_spec keeps within --steps.)
+  const long inducing_effective = long(models::inducing_points(*model));
+  const long threads_effective = std::min<long>(threads, p.train_samples);
+  if (threads_effective < threads) {
+    spdlog::warn(
+        "--threads {} is more than the {} Monte Carlo samples of a training step (--samples): "
+        "training and the final ELBO use {} of the {} threads, prediction ({} test samples) {}",
+        threads, p.train_samples, threads_effective, threads, p.test_samples,
+        std::min<long>(threads, p.test_samples));
+  }
+  const long kl_anneal_requested = vm["kl-anneal"].as<long>();
+  if (p.kl_anneal != kl_anneal_requested) {
+    spdlog::warn(
+        "--kl-anneal {} (the default) is longer than the run (--steps {}): the KL weight rises "
+        "from 0 to 1 over {} steps",
+        kl_anneal_requested, p.steps, p.kl_anneal);
+  }
+
+  // Manifest before training: a run directory always says what it is.
   util::Json config = util::Json::object();
   for (const auto& [k, v] : vm) {
     if (k == "help" || k == "quiet" || k == "force") continue;
@@ -347,20 +561,21 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("blas_core", util::blas_core())
       .set("cpu", util::cpu_description())
       .set("threads", threads)
+      .set("threads_effective", threads_effective)
+      .set("inducing", (long)p.inducing)
+      .set("inducing_effective", inducing_effective)
+      .set("kl_anneal", kl_anneal_requested)
+      .set("kl_anneal_effective", (long)p.kl_anneal)
       .set("trace_every", (unsigned long long)trace_every)
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())
       .set("data_sha256", run_data.sha256)
       .set("host", hostname())
       .set("started", now_iso());
-  util::write_file_atomic(out / "manifest.json", manifest.dump());
+  util::write_file_atomic(manifest_path, manifest.dump());
+  fresh.keep = true;
 
-  // Model and training.
-  const random::Stream run(p.seed);
-  const auto model = make_run_model(spec, width, split, run);
-  spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
-               split.X_train.n_rows, split.X_test.n_rows, model->describe());
-
+  // Training.
   training::TrainOptions topt;
   topt.steps = size_t(p.steps);
   std::vector<std::pair<uint64_t, double>> drops;
@@ -374,6 +589,7 @@ int cmd_run(const std::vector<std::string>& args) {
   topt.log_every = log_every;
   topt.checkpoint_every = checkpoint_every;
   topt.checkpoint_path = checkpoint_path;
+  topt.identity = {hash, run_data.sha256};
   topt.trace_every = trace_every;
   topt.trace_path = out / "trace.csv";
   training::install_signal_handlers();
@@ -436,7 +652,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   const double elbo = er.first;
 
-  if (vm.count("predictions")) {
+  if (vm.count("predictions")) {  // checked before training (check_output_file)
     const arma::vec y = split.y_to_original(split.y_test);
     util::write_file_atomic(
         vm["predictions"].as<std::string>(),
@@ -466,12 +682,11 @@ int cmd_run(const std::vector<std::string>& args) {
         all.max_jitter_rel);
   }
   // The learned scalar parameters (noise variance, kernel heights and lengthscales, the DIWP's
-  // delta and gamma, ...), unconstrained as the model holds them (log_ in the name: a log).
-  util::Json scalars = util::Json::object();
-  for (const auto& [name, value] : tr.params)
-    if (value.n_elem == 1) scalars.set(name, value(0, 0));
+  // delta and gamma, ...) as stored and on their natural scale (training::scalar_parameters_json).
+  util::Json scalars = training::scalar_parameters_json(tr.params);
   util::Json result = util::Json::object();
   result.set("config_hash", hash)
+      .set("data_sha256", run_data.sha256)
       .set("dataset", spec.dataset)
       .set("split", spec.split)
       .set("model", spec.model)
@@ -481,8 +696,13 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("kernel", spec.kernel)
       .set("width", (unsigned long)width)
       .set("inducing", (long)p.inducing)
+      .set("inducing_effective", inducing_effective)
       .set("steps", (long)p.steps)
+      .set("kl_anneal", kl_anneal_requested)
+      .set("kl_anneal_effective", (long)p.kl_anneal)
       .set("seed", (unsigned long long)p.seed)
+      .set("threads", threads)
+      .set("threads_effective", threads_effective)
       .set("elbo", elbo)
       .set("elbo_mean", er.mean)
       .set("elbo_se", er.se)

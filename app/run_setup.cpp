@@ -28,13 +28,29 @@ size_t resolve_width(const std::string& rule, size_t d0) {
       fmt::format("--width '{}': expected input, min(input,30) or a positive integer", rule));
 }
 
-std::string split_data_sha256(const data::UciDataset& ds, int split) {
+namespace {
+
+std::string uci_dir_sha256(const std::filesystem::path& dir, int split) {
   util::Sha256 h;
   for (const char* f : {"data.txt", "index_features.txt", "index_target.txt"})
-    h.update(util::sha256_file(ds.dir / f));
-  h.update(util::sha256_file(ds.dir / fmt::format("index_train_{}.txt", split)));
-  h.update(util::sha256_file(ds.dir / fmt::format("index_test_{}.txt", split)));
+    h.update(util::sha256_file(dir / f));
+  h.update(util::sha256_file(dir / fmt::format("index_train_{}.txt", split)));
+  h.update(util::sha256_file(dir / fmt::format("index_test_{}.txt", split)));
   return h.hex_digest();
+}
+
+}  // namespace
+
+std::string split_data_sha256(const data::UciDataset& ds, int split) {
+  return uci_dir_sha256(ds.dir, split);
+}
+
+std::string run_data_sha256(const std::filesystem::path& root, const std::string& dataset,
+                            int split) {
+  if (data::dataset_classes(dataset) > 0) return data::images_sha256(root, dataset);
+  const auto dir = root / "uci" / data::uci_info(dataset).folder / "data";
+  if (!std::filesystem::is_directory(dir)) data::load_uci(root, dataset);  // its "not found" error
+  return uci_dir_sha256(dir, split);
 }
 
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
@@ -124,6 +140,15 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
   tr.model = make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split,
                             random::Stream(p.seed));
   tr.checkpoint = training::load_checkpoint(checkpoint_path, tr.model->initial_parameters());
+  // A checkpoint that records its configuration and data must be the manifest's run's.
+  const auto& id = tr.checkpoint.identity;
+  if ((!id.config_hash.empty() && id.config_hash != manifest_hash) ||
+      (!id.data_sha256.empty() && id.data_sha256 != trained_sha)) {
+    throw DataError(fmt::format(
+        "{}: a checkpoint of another run (configuration {}, data {}) than {}'s ({}, {})",
+        checkpoint_path.string(), id.config_hash, id.data_sha256, manifest_path.string(),
+        manifest_hash, trained_sha));
+  }
   if (tr.checkpoint.step < uint64_t(p.steps)) {
     spdlog::warn("{}: the checkpoint is at step {} of {} (the run has not finished)", dir.string(),
                  tr.checkpoint.step, p.steps);

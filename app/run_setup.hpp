@@ -25,6 +25,12 @@ size_t resolve_width(const std::string& rule, size_t d0);
 /// manifest's data_sha256).
 std::string split_data_sha256(const data::UciDataset& ds, int split);
 
+/// The data fingerprint of a run (the manifest's data_sha256, as load_run_data computes it) from
+/// the files alone, without parsing them: split_data_sha256 of a UCI split, data::images_sha256
+/// of an image dataset. DataError when the dataset is not installed under `root`.
+std::string run_data_sha256(const std::filesystem::path& root, const std::string& dataset,
+                            int split);
+
 /// A run's data: the split the model trains and is tested on, and its files' SHA-256 (the
 /// manifest's data_sha256): a UCI dataset's split, or an image dataset's fixed train/test split
 /// (MNIST, Rectangle-Images; split 0 only; data::image_split).

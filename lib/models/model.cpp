@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "autodiff/ops.hpp"
 
@@ -30,6 +31,16 @@ autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_me
          y.tape().constant(0.5 * B * std::log(2.0 * M_PI));
 }
 
+size_t inducing_points(const Model& model) {
+  const ParamMap& p = model.initial_parameters();
+  if (const auto it = p.find("inducing_inputs"); it != p.end()) return it->second.n_rows;
+  for (const auto& [name, value] : p) {
+    if (name == "Z" || (name.size() > 2 && name.compare(name.size() - 2, 2, ".Z") == 0))
+      return value.n_rows;
+  }
+  return 0;
+}
+
 std::string layer_key(size_t layer, const char* what) {
   return fmt::format("layer{}.{}", layer, what);
 }
@@ -41,6 +52,12 @@ arma::uvec init_inducing_inputs(const char* model, const arma::mat& X, const arm
                                   X.n_rows, X.n_cols, y.n_elem));
   }
   if (inducing < 1) throw ConfigError(fmt::format("{}: needs at least 1 inducing point", model));
+  if (inducing > X.n_rows) {
+    spdlog::warn(
+        "{}: {} inducing points requested but the training set has only {} points; using all of "
+        "them as inducing inputs (M = {})",
+        model, inducing, X.n_rows, X.n_rows);
+  }
   const arma::uvec pick =
       random::permutation(init, X.n_rows).head(std::min<arma::uword>(inducing, X.n_rows));
   params["inducing_inputs"] = X.rows(pick);

@@ -26,7 +26,8 @@ std::string layer_key(size_t layer, const char* what);
 
 /// The start the inducing-point models' constructors share: checks that X and y hold the same
 /// number (at least 2) of training points with at least one feature, picks min(inducing, N) of
-/// the training inputs at random (one permutation drawn from `init`) and stores them as
+/// the training inputs at random (one permutation drawn from `init`; a warning when inducing > N)
+/// and stores them as
 /// params["inducing_inputs"]. Returns the picked rows (the models start their output layer's v
 /// at y[pick]). Throws ConfigError naming `model`.
 arma::uvec init_inducing_inputs(const char* model, const arma::mat& X, const arma::vec& y,
@@ -87,6 +88,13 @@ class Model {
   /// estimates of it are copies of one (the SGP, the AEP DGP).
   virtual bool deterministic_elbo() const { return false; }
 };
+
+/// The number of inducing points `model` was built with: the rows of its "inducing_inputs"
+/// (init_inducing_inputs: the global-inducing DGP, the DWP, the NNGP and DIWP) or of its first
+/// parameter named "Z" or "*.Z" (the SVGP layers of the SGP and DSVI DGP, the AEP DGP's GPs);
+/// 0 when it has neither. Below the requested number when the training inputs have fewer (distinct)
+/// rows: init_inducing_inputs and kmeans_inducing then use them all, with a warning.
+size_t inducing_points(const Model& model);
 
 /// Predictive::hidden as CSV, one row per sample, hidden layer and point:
 /// `sample,layer,index,` then f1..fW (HiddenKind::Features) or g_tt,g_1..g_P (HiddenKind::Gram);

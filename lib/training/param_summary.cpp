@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "layers/svgp.hpp"
 #include "training/parameters.hpp"
 #include "util/error.hpp"
 
@@ -23,10 +24,21 @@ arma::mat shown(DisplayScale s, const arma::mat& stored) {
       return constrain(Transform::kLog, stored);
     case DisplayScale::kLogistic:
       return constrain(Transform::kSigmoid, stored);
+    case DisplayScale::kSoftplus:
+      return constrain(Transform::kSoftplus, stored) + layers::kPositiveLower;
     case DisplayScale::kStored:
       break;
   }
   return stored;
+}
+
+// The component before the last ("" when there is none).
+std::string parent_component(const std::string& name) {
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0) return "";
+  const auto before = name.rfind('.', dot - 1);
+  const size_t from = before == std::string::npos ? 0 : before + 1;
+  return name.substr(from, dot - from);
 }
 
 std::string shape(const ParamSummary& r) {
@@ -39,7 +51,38 @@ DisplayScale display_scale(const std::string& name) {
   const std::string last = last_component(name);
   if (last.rfind("log_", 0) == 0) return DisplayScale::kExp;
   if (last.rfind("logit_", 0) == 0) return DisplayScale::kLogistic;
+  // The SVGP layers' GPflow names (layers/svgp.hpp), stored through positive().
+  const std::string parent = parent_component(name);
+  if (parent == "kern" && (last == "variance" || last == "lengthscales" || last == "white"))
+    return DisplayScale::kSoftplus;
+  if (parent == "likelihood" && last == "variance") return DisplayScale::kSoftplus;
   return DisplayScale::kStored;
+}
+
+double shown_value(const std::string& name, double u) {
+  return shown(display_scale(name), arma::mat(1, 1, arma::fill::value(u)))(0, 0);
+}
+
+util::Json scalar_parameters_json(const ParameterSet& params) {
+  util::Json out = util::Json::object();
+  for (const auto& [name, value] : params) {
+    if (value.n_elem != 1) continue;
+    const double u = value(0, 0);
+    const DisplayScale scale = display_scale(name);
+    if (scale == DisplayScale::kSoftplus) {
+      out.set(name, shown_value(name, u));
+      out.set(name + ".unconstrained", u);
+      continue;
+    }
+    out.set(name, u);
+    if (scale == DisplayScale::kStored) continue;
+    // log_x / logit_x -> x, in the same place of the name.
+    const std::string last = last_component(name);
+    const std::string bare = last.substr(scale == DisplayScale::kExp ? 4 : 6);
+    const std::string natural = name.substr(0, name.size() - last.size()) + bare;
+    if (!bare.empty() && !params.count(natural)) out.set(natural, shown_value(name, u));
+  }
+  return out;
 }
 
 std::string display_scale_name(DisplayScale s) {
@@ -48,6 +91,8 @@ std::string display_scale_name(DisplayScale s) {
       return "exp";
     case DisplayScale::kLogistic:
       return "logistic";
+    case DisplayScale::kSoftplus:
+      return "softplus";
     case DisplayScale::kStored:
       break;
   }

@@ -1,6 +1,9 @@
 // What a trained run learned, parameter by parameter (`dkp params`): each parameter's shape, its
 // values on the scale the model uses them (exp of a stored `log_*`, the logistic of a stored
-// `logit_*`, the stored value otherwise), and how far training moved it from its initial value.
+// `logit_*`, softplus(u) + 1e-6 of the SVGP models' GPflow-named positive parameters
+// `kern.variance`, `kern.lengthscales`, `kern.white` and `likelihood.variance` (the SGP and the
+// DSVI DGP: layers/svgp.hpp's positive()), the stored value otherwise), and how far training
+// moved it from its initial value.
 // The last answers "did this parameter train at all?" (a parameter stuck at its initialisation
 // is a known failure of reference code: notes/practices.md, part 2, item 5).
 #pragma once
@@ -16,12 +19,26 @@
 namespace dkp::training {
 
 /// How a stored parameter is shown: by its name's last component (after the last '.').
-enum class DisplayScale { kStored, kExp, kLogistic };
+enum class DisplayScale { kStored, kExp, kLogistic, kSoftplus };
 
-/// kExp for `log_*`, kLogistic for `logit_*`, kStored otherwise.
+/// kExp for `log_*`, kLogistic for `logit_*`, kSoftplus for `kern.variance`,
+/// `kern.lengthscales`, `kern.white` and `likelihood.variance` (the last two components),
+/// kStored otherwise.
 DisplayScale display_scale(const std::string& name);
-/// "", "exp", "logistic".
+/// "", "exp", "logistic", "softplus".
 std::string display_scale_name(DisplayScale s);
+/// The value a stored value `u` of parameter `name` stands for (the scale display_scale picks).
+double shown_value(const std::string& name, double u);
+
+/// result.json's "scalar_parameters": every 1 x 1 parameter, in name order. A parameter stored
+/// as it is used, or whose name says its transform (`log_*`, `logit_*`), keeps its name and
+/// stored value (as before); a transformed one is also given on its natural scale under the name
+/// without the prefix (`likelihood.log_noise_var` -> `likelihood.noise_var`: exp of it) unless
+/// that name is a parameter too. A softplus-stored one (kSoftplus), whose name names the
+/// natural quantity, gives its natural value under its name and the stored one under
+/// `<name>.unconstrained` (`likelihood.variance`: 0.072, `likelihood.variance.unconstrained`:
+/// -2.597), so that every key's value is what its name says.
+util::Json scalar_parameters_json(const ParameterSet& params);
 
 struct ParamSummary {
   std::string name;

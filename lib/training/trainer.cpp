@@ -48,10 +48,28 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
   Checkpoint ck;
   ck.params = model.initial_parameters();
   if (!opt.checkpoint_path.empty() && std::filesystem::exists(opt.checkpoint_path)) {
+    const std::string where = opt.checkpoint_path.string();
     ck = load_checkpoint(opt.checkpoint_path, model.initial_parameters());
+    auto differs = [](const std::string& a, const std::string& b) {
+      return !a.empty() && !b.empty() && a != b;
+    };
+    if (differs(ck.identity.config_hash, opt.identity.config_hash)) {
+      throw DataError(fmt::format("{}: a checkpoint of configuration {}, not of this run's {}",
+                                  where, ck.identity.config_hash, opt.identity.config_hash));
+    }
+    if (differs(ck.identity.data_sha256, opt.identity.data_sha256)) {
+      throw DataError(fmt::format("{}: a checkpoint trained on other data (data {}, this run's {})",
+                                  where, ck.identity.data_sha256, opt.identity.data_sha256));
+    }
+    if (ck.step > opt.steps) {
+      throw DataError(fmt::format("{}: the checkpoint is at step {}, beyond this run's {} steps",
+                                  where, ck.step, opt.steps));
+    }
     report.resumed_from = ck.step;
-    spdlog::info("resuming from checkpoint {} at step {}", opt.checkpoint_path.string(), ck.step);
+    spdlog::info("resuming from checkpoint {} at step {}", where, ck.step);
   }
+  // Every checkpoint this run writes carries its identity (a legacy one is upgraded by the next).
+  ck.identity = opt.identity;
   Adam adam;
   if (ck.step > 0) adam.set_state(ck.adam);
 
@@ -107,8 +125,25 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
     }
     random::Stream noise = run.child("mc-noise", step);
     const double klw = opt.kl.weight(step);
-    const ElboGradient e = elbo_gradient(model, ck.params, Xb, yb, double(N), opt.samples, klw,
-                                         noise, opt.threads, /*with_grad=*/true);
+    ElboGradient e;
+    try {
+      e = elbo_gradient(model, ck.params, Xb, yb, double(N), opt.samples, klw, noise, opt.threads,
+                        /*with_grad=*/true);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& err) {
+      // After an Adam step, a model that cannot be evaluated any more (a kernel variance that
+      // underflowed to 0, a Cholesky factor of non-finite numbers) has left the region where it
+      // is defined: a diverged step, the same failure as a non-finite ELBO, told the same way.
+      if (step == 0) throw;
+      save(step);
+      throw Error(
+          fmt::format("the ELBO could not be evaluated at step {} ({}); the parameters have "
+                      "diverged, most likely because the learning rate is too large (lr {:g} "
+                      "before this step). The last checkpoint holds the parameters before this "
+                      "step. Try a lower learning rate (--lr, --lr-schedule) or check the data.",
+                      step, err.what(), opt.lr.at(step - 1)));
+    }
     const double elbo = e.elbo;
     report.chol.merge(e.chol);
     if (!std::isfinite(elbo)) {
@@ -124,7 +159,10 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
       arma::mat g = -g0;  // minimise the negative ELBO
       if (!g.is_finite()) {
         save(step);
-        throw Error(fmt::format("non-finite gradient of parameter '{}' at step {}", name, step));
+        throw Error(fmt::format(
+            "non-finite gradient of parameter '{}' at step {}; the last checkpoint holds the "
+            "parameters before this step. Try a lower learning rate or check the data.",
+            name, step));
       }
       grads.emplace(name, std::move(g));
     }

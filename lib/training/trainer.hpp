@@ -21,6 +21,7 @@
 
 #include "models/model.hpp"
 #include "random/stream.hpp"
+#include "training/checkpoint.hpp"
 #include "training/schedules.hpp"
 
 namespace dkp::training {
@@ -37,6 +38,9 @@ struct TrainOptions {
   std::filesystem::path checkpoint_path;  ///< empty: no checkpoints, no resume
   size_t trace_every = 0;                 ///< trace row period in steps (0: no trace)
   std::filesystem::path trace_path;       ///< trace CSV (training/trace.hpp); empty: no trace
+  /// Written into every checkpoint; a checkpoint to resume whose identity is known and differs
+  /// from a known field here is refused (dkp::DataError). Empty fields: not checked.
+  CheckpointIdentity identity;
 };
 
 /// Progress of one step, passed to the callback.
@@ -83,7 +87,10 @@ struct Interrupted : std::runtime_error {
 using ProgressFn = std::function<void(const StepInfo&, const TrainOptions&)>;
 
 /// Trains `model` on (X, y) and returns the final parameters. Resumes from
-/// options.checkpoint_path when it exists. Throws dkp::Error on a non-finite ELBO or gradient.
+/// options.checkpoint_path when it exists; a checkpoint of another identity (options.identity)
+/// or one beyond options.steps is a dkp::DataError naming the file. Throws dkp::Error on a
+/// non-finite ELBO or gradient, and on a step whose ELBO cannot be evaluated after the first
+/// (diverged parameters: the message names the step and the learning rate).
 ///
 /// With a trace (trace_path set, trace_every > 0) a row is kept every trace_every steps and at the
 /// last step, and the CSV is written atomically before every checkpoint and at the end. A fresh

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
+#include "data_fingerprints.hpp"
 #include "experiments/grid.hpp"
 #include "experiments/store.hpp"
 #include "experiments/tables_job.hpp"
@@ -53,7 +54,15 @@ int cmd_tables(const std::vector<std::string>& args) {
 
   std::vector<std::pair<ex::Grid, fs::path>> grids;  // grid, results root
   std::error_code ec;
+  // Grid files read their results from --results: a mistyped one is an error, not empty tables.
+  auto check_results = [&]() {
+    if (!fs::is_directory(results, ec)) {
+      throw ConfigError(fmt::format("--results {}: no such directory", results.string()));
+    }
+  };
+  bool many = false;  // a directory of grids: only a store without a cell of any grid is an error
   if (fs::is_directory(input, ec)) {
+    many = true;
     // A directory stands for all the paper tables: the CI smoke grid (name: smoke) is left out.
     auto is_smoke = [](const ex::Grid& g) {
       if (g.name != "smoke") return false;
@@ -72,6 +81,7 @@ int cmd_tables(const std::vector<std::string>& args) {
         }
       }
       std::sort(files.begin(), files.end());
+      if (!files.empty()) check_results();
       for (const auto& f : files) {
         ex::Grid g = ex::load_grid(f, vm["profile"].as<std::string>());
         if (!is_smoke(g)) grids.emplace_back(std::move(g), results);
@@ -85,6 +95,7 @@ int cmd_tables(const std::vector<std::string>& args) {
     }
   } else if (fs::exists(input, ec)) {
     grids.emplace_back(ex::load_grid(input, vm["profile"].as<std::string>()), results);
+    check_results();
   } else {
     throw ConfigError(fmt::format("{}: no such file or directory", input.string()));
   }
@@ -103,10 +114,45 @@ int cmd_tables(const std::vector<std::string>& args) {
       spdlog::info("no explanations file '{}': every disagreement is unexplained", file.string());
     }
   }
+  // Results made from other data than the data now present are left out (stale).
+  auto fingerprints = data_fingerprints(vm["data"].as<std::string>());
+  ex::StatusOptions status;
+  if (fingerprints) status.data = &*fingerprints;
+  // Every table is made before any is written: a store without a cell of the grid (a mistyped
+  // --results) leaves the outputs as they were.
+  struct GridTables {
+    const ex::Grid* grid;
+    fs::path root;
+    std::vector<report::Table> tables;
+    ex::StoreCheck check;
+  };
+  std::vector<GridTables> made;
+  size_t present = 0;
+  for (const auto& [grid, root] : grids) {
+    GridTables g{&grid, root, {}, {}};
+    g.tables = ex::grid_tables(grid, root, refs, status, &g.check);
+    present += g.check.present;
+    if (g.check.present == 0) {
+      const std::string none = fmt::format("no cell of grid {} (profile {}) under {}", grid.name,
+                                           grid.profile, (root / grid.name).string());
+      if (!many) throw Error(none + ": is --results right?");
+      std::cout << fmt::format("note: {} yet: its tables are empty\n", none);
+    }
+    for (const auto& c : g.check.stale) {
+      spdlog::warn("grid {}: {} {} left out of the tables: {}", grid.name, c.hash, c.label,
+                   c.detail);
+    }
+    made.push_back(std::move(g));
+  }
+  if (many && present == 0) {
+    throw Error(fmt::format("no cell of any of the {} grids under {}: is --results right?",
+                            grids.size(), grids.front().second.string()));
+  }
   const fs::path out = vm["out"].as<std::string>();
   std::vector<report::Table> all_tables;
-  for (const auto& [grid, root] : grids) {
-    const auto tables = ex::grid_tables(grid, root, refs);
+  size_t damaged = 0;
+  for (const auto& g : made) {
+    const auto& tables = g.tables;
     ex::write_tables(tables, out);
     all_tables.insert(all_tables.end(), tables.begin(), tables.end());
     for (const auto& t : tables) {
@@ -121,6 +167,21 @@ int cmd_tables(const std::vector<std::string>& args) {
       std::cout << fmt::format("{}: {} rows, {} cells ({} incomplete; agree {}, disagree {})\n",
                                (out / (t.spec.name + ".tex")).string(), t.rows.size(), entries,
                                t.incomplete(), agree, disagree);
+    }
+    damaged += g.check.damaged.size();
+    if (!g.check.damaged.empty()) {
+      std::cerr << fmt::format(
+          "dkp tables: grid {} (profile {}) has {} damaged cell{} (left out of its tables):\n",
+          g.grid->name, g.grid->profile, g.check.damaged.size(),
+          g.check.damaged.size() == 1 ? "" : "s");
+      for (const auto& c : g.check.damaged) {
+        std::cerr << fmt::format(
+            "  {} {}: {}\n    to recompute it: dkp grid run {}{} --results {} "
+            "--force --cell {}\n",
+            c.hash, c.label, c.detail, g.grid->file.string(),
+            g.grid->profile == "full" ? "" : " --profile " + g.grid->profile, g.root.string(),
+            c.hash);
+      }
     }
   }
   if (vm.count("summary")) {
@@ -141,7 +202,7 @@ int cmd_tables(const std::vector<std::string>& args) {
     util::write_file_atomic(page, report::summary_markdown(all_tables, explanations, links));
     std::cout << fmt::format("{}: {}\n", page.string(), report::scoreboard_line(all_tables));
   }
-  return kExitOk;
+  return damaged ? kExitError : kExitOk;
 }
 
 }  // namespace dkp::cli

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Test (CTest `grid_kill_resume`, run from the repository root): `dkp grid run` killed with
 # SIGKILL leaves no partial cell in the store (no result.json but whole ones, no temporary
-# files; the interrupted cells show as running, not done), the rerun completes them from their
-# checkpoints, and the store then holds the same results, traces and tables as an uninterrupted
-# run's, to the last digit.
+# files; the interrupted cells show as interrupted: neither done nor running, since nothing holds
+# their run.lock), the rerun completes them from their checkpoints, and the store then holds the
+# same results, traces and tables as an uninterrupted run's, to the last digit.
 #   scripts/kill-resume-test.sh DKP
 set -euo pipefail
 dkp=$(realpath "${1:?usage: scripts/kill-resume-test.sh DKP}")
@@ -73,7 +73,8 @@ done_cells=$(find "$work/b" -name result.json | wc -l)
 [ "$done_cells" -lt 2 ] || fail "the runner was killed too late: both cells were done"
 "$dkp" grid status "$work/kill.yaml" --results "$work/b" >"$work/status" ||
   fail "grid status after the kill"
-grep -Eq "done $done_cells, running [12], missing [01], failed 0" "$work/status" ||
+grep -Eq "done $done_cells, running 0, interrupted [12], missing [01], failed 0, damaged 0, stale 0" \
+  "$work/status" ||
   fail "grid status after the kill: $(cat "$work/status")"
 ls "$work"/b/killtest/yacht/split*/*/checkpoint.bin >/dev/null 2>&1 ||
   fail "the interrupted cell left no checkpoint"

@@ -256,6 +256,115 @@ expect_rc 2 "$dkp" run --dataset yacht --split 1 --model sgp --steps 30 --checkp
   --force --quiet >/dev/null || fail "--force over another configuration's checkpoint"
 grep -Eq '"resumed_from_step": ?0[,}]' "$ck/result.json" || fail "--force did not start afresh"
 
+# ---- Issue 42, the run side (dkp run): a run directory knows what it holds. ----
+# i42_msg TEXT: the last expect_rc's error message contains TEXT.
+i42_msg() { grep -qF -- "$1" "$work/err" || fail "expected '$1' in: $(cat "$work/err")"; }
+i42="$work/i42"
+mkdir -p "$i42"
+sgp42=(--dataset yacht --split 0 --model sgp --checkpoint-every 10 --inducing 20 --test-samples 5)
+# Usage errors before anything is read or written: --out empty or a file, --predictions a
+# directory or under a file.
+expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 20 --out ""
+i42_msg "--out is empty"
+touch "$i42/file"
+expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 20 --out "$i42/file"
+i42_msg "--out $i42/file is a file, not a run directory"
+expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 20 --out "$i42/p" --predictions "$i42"
+i42_msg "--predictions $i42 is a directory: give a file name"
+expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 20 --out "$i42/p" --predictions "$i42/file/p.csv"
+i42_msg "$i42/file is not a directory"
+[ ! -e "$i42/p" ] || fail "a run with a bad --predictions touched its --out"
+# One process at a time: while another holds --out's run.lock, dkp run exits 75 naming it.
+mkdir -p "$i42/busy"
+echo "pid 4242 on smokehost since 2026-01-01T00:00:00Z" >"$i42/busy/run.lock"
+(exec 9>>"$i42/busy/run.lock" && flock 9 && exec sleep 60) &
+holder=$!
+for _ in $(seq 50); do flock -n "$i42/busy/run.lock" true || break; sleep 0.1; done
+expect_rc 75 "$dkp" run "${sgp42[@]}" --steps 20 --out "$i42/busy"
+i42_msg "$i42/busy is being run by pid 4242 on smokehost since 2026-01-01T00:00:00Z (run.lock); not starting a second run"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+[ "$(ls "$i42/busy")" = run.lock ] || fail "a busy dkp run wrote into --out: $(ls "$i42/busy")"
+"$dkp" run --help | grep -q '75 another process is running --out' || fail "dkp run --help: no exit 75"
+# A run on a copy of yacht's data: result.json records the data fingerprint (the manifest's) and
+# the SGP's noise variance on its natural scale (softplus of the stored value, kept beside it).
+mkdir -p "$i42/data/uci"
+cp -r "$(sed -nE 's/.*"data_root": ?"([^"]+)".*/\1/p' "$ck/manifest.json")/uci/yacht" "$i42/data/uci/"
+d42=(--data "$i42/data")
+r42="$i42/run"
+"$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$r42" --quiet >/dev/null || fail "issue-42 run"
+sha42=$(sed -nE 's/.*"data_sha256": ?"([0-9a-f]{64})".*/\1/p' "$r42/manifest.json")
+[ -n "$sha42" ] && grep -q "\"data_sha256\": \"$sha42\"" "$r42/result.json" ||
+  fail "result.json lacks the manifest's data_sha256 $sha42"
+grep -Eq '"likelihood\.variance": [0-9][0-9.e+-]*[,}]?$' "$r42/result.json" &&
+  grep -Eq '"likelihood\.variance\.unconstrained": -?[0-9]' "$r42/result.json" ||
+  fail "result.json: no positive likelihood.variance beside its stored value"
+"$dkp" params --run "$r42" "${d42[@]}" | grep -Eq '^likelihood\.variance +1x1 +softplus +[0-9]' ||
+  fail "dkp params does not show the SGP's noise variance on its natural scale"
+# Another configuration's result, without a checkpoint: refused, not overwritten.
+cp -r "$r42" "$i42/other" && rm "$i42/other/checkpoint.bin"
+expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 30 "${d42[@]}" --out "$i42/other"
+i42_msg "$i42/other holds the result of another configuration (hash "
+i42_msg "use another --out, or --force to replace it"
+# One changed digit in the checkpoint: its checksum fails; --force starts afresh.
+cp -r "$r42" "$i42/edit" && rm "$i42/edit/result.json"
+awk '/^param / && !done { $NF = "1.5p+3"; done = 1 } { print }' "$r42/checkpoint.bin" \
+  >"$i42/edit/checkpoint.bin"
+expect_rc 1 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/edit"
+i42_msg "$i42/edit/checkpoint.bin: checksum mismatch: the checkpoint was changed or damaged after it was written"
+i42_msg "--force discards it and starts afresh"
+"$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/edit" --force --quiet >/dev/null &&
+  grep -Eq '"resumed_from_step": ?0[,}]' "$i42/edit/result.json" || fail "--force over a damaged checkpoint"
+# A legacy checkpoint (the format of the earlier binaries: no identity, no checksum) resumes when
+# its directory's manifest has this run's configuration and data ...
+to_v1() { sed -i -e '1s/ v2$/ v1/' -e '/^config_hash /d' -e '/^data_sha256 /d' -e '/^sha256 /d' "$1"; }
+cp -r "$r42" "$i42/legacy" && rm "$i42/legacy/result.json" && to_v1 "$i42/legacy/checkpoint.bin"
+"$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/legacy" >/dev/null 2>"$i42/legacy.log" ||
+  fail "a legacy checkpoint did not resume: $(cat "$i42/legacy.log")"
+grep -q 'checkpoint.bin: a legacy checkpoint' "$i42/legacy.log" &&
+  grep -Eq '"resumed_from_step": ?20[,}]' "$i42/legacy/result.json" ||
+  fail "the legacy checkpoint was not resumed with a note: $(cat "$i42/legacy.log")"
+# ... and not when it is beyond --steps (a 20-step checkpoint under a 10-step run's manifest).
+"$dkp" run "${sgp42[@]}" --steps 10 "${d42[@]}" --out "$i42/short" --quiet >/dev/null || fail "10 steps"
+cp -r "$r42" "$i42/long" && rm "$i42/long/result.json" && to_v1 "$i42/long/checkpoint.bin"
+cp "$i42/short/manifest.json" "$i42/long/manifest.json"
+expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 10 "${d42[@]}" --out "$i42/long"
+i42_msg "$i42/long/checkpoint.bin is at step 20, beyond this run's --steps 10"
+# Values used beside the values asked for: inducing points above N, threads above the samples,
+# the default KL annealing longer than the run (each a warning too).
+"$dkp" run --dataset yacht --split 0 --model dgp --inference global-inducing --depth 2 --steps 3 \
+  --samples 2 --threads 4 --inducing 1000 --test-samples 3 --elbo-repeats 1 "${d42[@]}" \
+  --out "$i42/eff" >/dev/null 2>"$i42/eff.log" || fail "effective values run: $(cat "$i42/eff.log")"
+n42=$(grep -Eo '"n_train": ?[0-9]+' "$i42/eff/result.json" | grep -Eo '[0-9]+$')
+grep -q "1000 inducing points requested but the training set has only $n42 points" "$i42/eff.log" &&
+  grep -qF -- "--threads 4 is more than the 2 Monte Carlo samples of a training step (--samples): training and the final ELBO use 2 of the 4 threads" "$i42/eff.log" &&
+  grep -qF -- "--kl-anneal 1000 (the default) is longer than the run (--steps 3)" "$i42/eff.log" ||
+  fail "no warning of the values used: $(cat "$i42/eff.log")"
+for f in result.json manifest.json; do
+  for kv in "inducing\": 1000" "inducing_effective\": $n42" "threads\": 4" "threads_effective\": 2" \
+    "kl_anneal\": 1000" "kl_anneal_effective\": 3"; do
+    grep -q "\"$kv[,]\?$" "$i42/eff/$f" || fail "$f lacks \"$kv"
+  done
+done
+# The DGP's diverged step says which step and why, as the SGP's non-finite ELBO does.
+expect_rc 1 "$dkp" run --dataset yacht --split 0 --model dgp --inference global-inducing --depth 2 \
+  --steps 5 --lr-schedule 0:1e6 --samples 1 --inducing 20 "${d42[@]}" --out "$i42/diverge"
+i42_msg "the ELBO could not be evaluated at step 1"
+i42_msg "most likely because the learning rate is too large"
+# Other data now (one blank line more in data.txt: the same numbers, other files): the result is
+# not reused, a checkpoint not resumed; --force recomputes.
+cp -r "$r42" "$i42/ckdata" && rm "$i42/ckdata/result.json"
+echo >>"$i42/data/uci/yacht/data/data.txt"
+expect_rc 1 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$r42"
+i42_msg "the result with configuration hash"
+i42_msg "was computed from other data: result.json records data_sha256 $sha42, the data now present (yacht split 0) hash to "
+i42_msg "--force recomputes it"
+expect_rc 1 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/ckdata"
+i42_msg "$i42/ckdata/checkpoint.bin holds a checkpoint trained on other data (it records data_sha256 $sha42"
+"$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$r42" --force --quiet >/dev/null &&
+  ! grep -q "\"data_sha256\": \"$sha42\"" "$r42/result.json" || fail "--force did not recompute on the new data"
+# ---- end of issue 42, the run side ----
+
 # dkp predict --hidden: the hidden layers' samples, from the same draws as the predictions (t2a:
 # a depth-2 DWP, 7 test samples, one hidden layer of yacht's 6 features, 31 test points). The SGP
 # has no hidden layers: a usage error, and neither file is written.
@@ -345,6 +454,98 @@ for m in elbo test_ll test_rmse; do
 done
 ! grep -Eq '\([1-9][0-9]* incomplete' "$work/tables.log" \
   || { cat "$work/tables.log" >&2; fail "tables flag incomplete cells"; }
+# ---- Issue 42, the store side (dkp grid status/run, dkp tables): locks, damage, data. ----
+# On a copy of the smoke store: s42_run WANT_RC CMD...: stdout and stderr to $work/s42.out.
+s42_run() {
+  local want=$1; shift
+  set +e; "$@" >"$work/s42.out" 2>&1; local rc=$?; set -e
+  [ "$rc" = "$want" ] || fail "'$*' exited $rc, expected $want: $(tail -5 "$work/s42.out")"
+}
+s42_has() { grep -qF -- "$1" "$work/s42.out" || fail "expected '$1' in: $(cat "$work/s42.out")"; }
+st42="$work/store42"
+cp -r "$work/runs" "$st42"
+g42=(experiments/smoke.yaml --results "$st42")
+c42=($(find "$st42/smoke" -name result.json | sort | head -2))
+d1=$(dirname "${c42[0]}") && h1=$(basename "$d1")
+d2=$(dirname "${c42[1]}") && h2=$(basename "$d2")
+# A truncated result.json is damaged, named with its path and the parse error (not "running").
+head -c 100 "$d1/result.json" >"$work/s42.tmp" && mv "$work/s42.tmp" "$d1/result.json"
+s42_run 0 "$dkp" grid status "${g42[@]}"
+s42_has "done $((cells - 1)), running 0, interrupted 0, missing 0, failed 0, damaged 1, stale 0"
+s42_run 0 "$dkp" grid status "${g42[@]}" --verbose
+s42_has "damaged     $h1 "
+s42_has "-- $d1/result.json: not valid JSON (line "
+# grid run does not recompute it silently: it names it with the remedy and exits 1; so do tables.
+s42_run 1 "$dkp" grid run "${g42[@]}" --quiet
+s42_has "computed 0, reused $((cells - 1)), failed 0, damaged 1"
+s42_has "to recompute it: dkp grid run experiments/smoke.yaml --results $st42 --force --cell $h1"
+s42_run 1 "$dkp" tables "${g42[@]}" --out "$work/t42" --quiet
+s42_has "dkp tables: grid smoke (profile full) has 1 damaged cell (left out of its tables):"
+s42_has "$h1 "
+s42_has "$d1/result.json: not valid JSON"
+# --force --cell PREFIX recomputes that cell (cleared first) and no other.
+s42_run 0 "$dkp" grid run "${g42[@]}" --force --cell "${h1:0:6}" --quiet
+s42_has "computed 1, reused 0, failed 0"
+grep -q "\"config_hash\": \"$h1\"" "$d1/result.json" || fail "--force --cell did not recompute $h1"
+# A cell without a result whose run.lock another process holds is running (the holder named),
+# skipped by grid run as running elsewhere, and --force refuses to clear it.
+mv "$d2/result.json" "$work/s42-result.json"
+echo "pid 4343 on smokehost since 2026-01-01T00:00:00Z" >"$d2/run.lock"
+(exec 9>>"$d2/run.lock" && flock 9 && exec sleep 60) &
+holder42=$!
+for _ in $(seq 50); do flock -n "$d2/run.lock" true || break; sleep 0.1; done
+s42_run 0 "$dkp" grid status "${g42[@]}" --verbose
+s42_has "running     $h2 "
+s42_has "being run by pid 4343 on smokehost since 2026-01-01T00:00:00Z"
+s42_has "done $((cells - 1)), running 1, interrupted 0"
+s42_run 1 "$dkp" grid run "${g42[@]}" --force --cell "$h2"
+s42_has "is being run by pid 4343 on smokehost since 2026-01-01T00:00:00Z ($d2/run.lock): not clearing it"
+s42_run 0 "$dkp" grid run "${g42[@]}" --quiet
+s42_has "computed 0, reused $((cells - 1)), failed 0, running elsewhere 1"
+kill "$holder42"
+wait "$holder42" 2>/dev/null || true
+s42_run 0 "$dkp" grid status "${g42[@]}"
+s42_has "done $((cells - 1)), running 0, interrupted 1, missing 0"
+mv "$work/s42-result.json" "$d2/result.json"
+# A result made from other data than the data now present is stale: reported, not reused; the
+# tables leave it out with a warning.
+for f in result.json manifest.json; do
+  sed -i -E 's/"data_sha256": ?"[0-9a-f]*"/"data_sha256": "0123456789abcdef"/' "$d2/$f"
+done
+s42_run 0 "$dkp" grid status "${g42[@]}" --verbose
+s42_has "stale       $h2 "
+s42_has "result made from other data: data_sha256 0123456789abcdef, the data of "
+s42_has "damaged 0, stale 1"
+s42_run 1 "$dkp" grid run "${g42[@]}" --quiet
+s42_has "computed 0, reused $((cells - 1)), failed 0, stale 1"
+s42_has "--force --cell $h2"
+s42_run 0 "$dkp" tables "${g42[@]}" --out "$work/t42"
+s42_has "$h2 "
+s42_has "left out of the tables: result made from other data"
+# The data themselves changed (yacht's data.txt one blank line longer, under another data root):
+# every yacht cell is stale; boston, not installed there, is not checked.
+root42=$(sed -nE 's/.*"data_root": ?"([^"]+)".*/\1/p' "$d1/manifest.json")
+mkdir -p "$work/data42/uci"
+cp -r "$root42/uci/yacht" "$work/data42/uci/"
+echo >>"$work/data42/uci/yacht/data/data.txt"
+nyacht=$(find "$st42/smoke/yacht" -name result.json | wc -l)
+s42_run 0 "$dkp" grid status "${g42[@]}" --data "$work/data42"
+grep -Eq "stale $nyacht$" "$work/s42.out" || fail "not all $nyacht yacht cells stale: $(cat "$work/s42.out")"
+# A mistyped or empty --results: an error naming it, for one grid; for a directory of grids, only
+# when no grid has any cell (the others get a note).
+s42_run 2 "$dkp" tables experiments/smoke.yaml --results "$work/nope42" --out "$work/t42"
+s42_has "--results $work/nope42: no such directory"
+mkdir -p "$work/empty42" "$work/grids42"
+s42_run 1 "$dkp" tables experiments/smoke.yaml --results "$work/empty42" --out "$work/t42"
+s42_has "no cell of grid smoke (profile full) under $work/empty42/smoke: is --results right?"
+sed 's/^name: smoke$/name: smoke42/' experiments/smoke.yaml >"$work/grids42/a.yaml"
+sed 's/^name: smoke$/name: other42/; s/^  seed: 0$/  seed: 42/' experiments/smoke.yaml \
+  >"$work/grids42/b.yaml"
+s42_run 0 "$dkp" tables "$work/grids42" --results "$st42" --out "$work/t42"
+s42_has "note: no cell of grid other42 (profile full) under $st42/other42 yet: its tables are empty"
+s42_run 1 "$dkp" tables "$work/grids42" --results "$work/empty42" --out "$work/t42"
+s42_has "no cell of any of the 2 grids under $work/empty42: is --results right?"
+# ---- end of issue 42, the store side ----
 # The compositional-uncertainty toy (dkp toy): its table beside the paper's, every trial, the
 # figure's samples; bad options exit 2.
 "$dkp" toy --trials 2 --steps 20 --elbo-samples 10 --var-samples 50 --figure-samples 3 \

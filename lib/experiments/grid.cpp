@@ -1264,4 +1264,29 @@ Grid load_grid(const fs::path& file, const std::string& profile) {
   return parse_grid(text, file.string(), profile);
 }
 
+const RunSpec& find_cell(const Grid& grid, const std::string& hash) {
+  if (hash.size() < 4) {
+    throw ConfigError(
+        fmt::format("--cell '{}': give the configuration hash (at least 4 of its "
+                    "16 hex characters)",
+                    hash));
+  }
+  std::vector<const RunSpec*> hits;
+  for (const auto& c : grid.cells) {
+    if (c.hash().compare(0, hash.size(), hash) == 0) hits.push_back(&c);
+  }
+  if (hits.empty()) {
+    throw ConfigError(
+        fmt::format("no cell of grid {} (profile {}) has the configuration hash "
+                    "'{}' ('dkp grid status {} --profile {} --verbose' lists them)",
+                    grid.name, grid.profile, hash, grid.file.string(), grid.profile));
+  }
+  if (hits.size() > 1) {
+    throw ConfigError(fmt::format("--cell '{}' names {} cells of grid {} (profile {}): {} and {}",
+                                  hash, hits.size(), grid.name, grid.profile, hits[0]->hash(),
+                                  hits[1]->hash()));
+  }
+  return *hits.front();
+}
+
 }  // namespace dkp::experiments

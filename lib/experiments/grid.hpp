@@ -171,6 +171,11 @@ struct Grid {
   std::vector<RunSpec> cells;         ///< the expanded grid, in run order (split-major)
 };
 
+/// The cell of `grid` whose configuration hash is `hash`, or starts with it (a prefix of at least
+/// 4 characters that names one cell): `dkp grid run/verify --cell`. ConfigError when the text is
+/// shorter, names no cell (pointing at `dkp grid status --verbose`) or several (naming two).
+const RunSpec& find_cell(const Grid& grid, const std::string& hash);
+
 /// Table families known to `dkp tables`.
 const std::vector<std::string>& known_families();
 

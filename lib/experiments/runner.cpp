@@ -18,6 +18,7 @@
 
 #include "data/mnist.hpp"
 #include "experiments/store.hpp"
+#include "util/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -30,6 +31,9 @@ using Clock = std::chrono::steady_clock;
 
 std::string RunnerSummary::line() const {
   std::string s = fmt::format("computed {}, reused {}, failed {}", computed, reused, failed);
+  if (running_elsewhere) s += fmt::format(", running elsewhere {}", running_elsewhere);
+  if (damaged) s += fmt::format(", damaged {}", damaged);
+  if (stale) s += fmt::format(", stale {}", stale);
   if (interrupted || not_started) {
     s += fmt::format(", interrupted {}, not started {}", interrupted, not_started);
   }
@@ -143,18 +147,50 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
   if (opt.exe.empty()) throw ConfigError("no program to run the cells with");
 
   RunnerSummary sum;
+  auto note = [](const RunSpec& c, const std::string& detail) {
+    return CellNote{c.hash(), c.label(), detail};
+  };
+  // Whether a cell is to be run, from its state now; false after counting it otherwise.
+  auto to_run = [&](const RunSpec& c, bool at_start) {
+    if (opt.force) return true;
+    const CellStatus st = cell_status(c, results_root, opt.status);
+    switch (st.state) {
+      case CellState::done:
+        ++sum.reused;
+        if (!at_start) log << fmt::format("done elsewhere meanwhile: {}\n", c.label());
+        return false;
+      case CellState::running:
+        ++sum.running_elsewhere;
+        sum.elsewhere_cells.push_back(note(c, st.detail));
+        log << fmt::format("running elsewhere: {} ({})\n", c.label(), st.detail);
+        return false;
+      case CellState::damaged:
+        ++sum.damaged;
+        sum.damaged_cells.push_back(note(c, st.detail));
+        return false;
+      case CellState::stale:
+        ++sum.stale;
+        sum.stale_cells.push_back(note(c, st.detail));
+        return false;
+      default:
+        return true;
+    }
+  };
   std::deque<const RunSpec*> queue;
   for (const auto& c : cells) {
-    if (cell_status(c, results_root).state == CellState::done) {
-      ++sum.reused;
-    } else {
-      queue.push_back(&c);
-    }
+    if (to_run(c, true)) queue.push_back(&c);
   }
-  const size_t total = queue.size();
-  log << fmt::format("grid: {} cells, {} already done, {} to run, {} at a time\n", cells.size(),
-                     sum.reused, total, opt.jobs)
+  size_t total = queue.size();
+  std::string also;
+  if (sum.running_elsewhere) also += fmt::format(", {} running elsewhere", sum.running_elsewhere);
+  if (sum.damaged) also += fmt::format(", {} damaged", sum.damaged);
+  if (sum.stale) also += fmt::format(", {} stale", sum.stale);
+  log << fmt::format("grid: {} cells, {} already done{}, {} to run{}, {} at a time\n", cells.size(),
+                     sum.reused, also, total, opt.force ? " (--force: recomputed afresh)" : "",
+                     opt.jobs)
       << std::flush;
+  std::vector<std::string> child_extra = opt.extra_args;
+  if (opt.force) child_extra.push_back("--force");
 
   const auto env = child_environment();
   const auto t0 = Clock::now();
@@ -179,14 +215,22 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
   auto finish = [&](Child& c, int status) {
     const fs::path dir = c.spec->run_dir(results_root);
     const double secs = std::chrono::duration<double>(Clock::now() - c.start).count();
+    const bool exited = WIFEXITED(status);
+    const int code = exited ? WEXITSTATUS(status) : -1;
+    if (exited && code == kRunExitBusy) {
+      // Another process took the cell's lock first: it computes the cell, not a failure.
+      const std::string who = last_line(tail_of_file(dir / "stderr.log", 4000));
+      ++sum.running_elsewhere;
+      sum.elsewhere_cells.push_back(note(*c.spec, who));
+      report(c, "BUSY", who.empty() ? "running elsewhere" : "running elsewhere: " + who);
+      return;
+    }
     if (stopping()) {
       // Terminated by us: not a failure of the cell. Its checkpoint (if any) resumes it.
       ++sum.interrupted;
       ++finished;
       return;
     }
-    const bool exited = WIFEXITED(status);
-    const int code = exited ? WEXITSTATUS(status) : -1;
     const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     if (exited && code == 0 && cell_status(*c.spec, results_root).state == CellState::done) {
       ++sum.computed;
@@ -219,6 +263,32 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
       const RunSpec* spec = queue.front();
       queue.pop_front();
       const fs::path dir = spec->run_dir(results_root);
+      // Its state may have changed since the start (another runner on the same store).
+      if (!to_run(*spec, false)) {
+        --total;
+        continue;
+      }
+      if (opt.force) {
+        // Never cleared while another process holds the cell's lock: it is computing it.
+        if (const util::LockProbe p = util::probe_lock(dir); p.held) {
+          --total;
+          ++sum.running_elsewhere;
+          sum.elsewhere_cells.push_back(note(*spec, "being run by " + p.holder));
+          log << fmt::format("running elsewhere, not recomputed: {} (being run by {})\n",
+                             spec->label(), p.holder)
+              << std::flush;
+          continue;
+        }
+        try {
+          clear_run_dir(dir);
+        } catch (const Error& e) {
+          --total;
+          ++sum.failed;
+          sum.failed_cells.push_back(spec->label());
+          log << fmt::format("FAILED {}: {}\n", spec->label(), e.what()) << std::flush;
+          continue;
+        }
+      }
       std::error_code ec;
       fs::create_directories(dir, ec);
       if (ec) {
@@ -229,8 +299,8 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
       Child c;
       c.spec = spec;
       c.start = Clock::now();
-      c.command = spec->command_line(opt.exe, results_root, opt.extra_args);
-      c.pid = spawn(opt.exe, spec->run_args(results_root, opt.extra_args), dir, env);
+      c.command = spec->command_line(opt.exe, results_root, child_extra);
+      c.pid = spawn(opt.exe, spec->run_args(results_root, child_extra), dir, env);
       running.push_back(c);
     }
     if (stopping() && !running.empty()) {

@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "training/trace.hpp"
+#include "util/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -32,21 +33,50 @@ const char* to_string(CellState s) {
       return "missing";
     case CellState::failed:
       return "failed";
+    case CellState::interrupted:
+      return "interrupted";
+    case CellState::damaged:
+      return "damaged";
+    case CellState::stale:
+      return "stale";
   }
   return "?";
 }
 
 namespace {
 
-YAML::Node load_json_object(const fs::path& file) {
+// A JSON object from a file, or what is wrong with it: "<file>: not valid JSON (line L, column
+// C): <error>" or "<file>: not a JSON object". Names the file whatever the parser says.
+YAML::Node parse_json_object(const fs::path& file, std::string& error) {
   YAML::Node n;
   try {
     n = YAML::Load(util::read_file(file));
   } catch (const YAML::Exception& e) {
-    throw DataError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
+    error = e.mark.is_null()
+                ? fmt::format("{}: not valid JSON: {}", file.string(), e.msg)
+                : fmt::format("{}: not valid JSON (line {}, column {}): {}", file.string(),
+                              e.mark.line + 1, e.mark.column + 1, e.msg);
+    return {};
+  } catch (const Error& e) {
+    error = e.what();  // unreadable: read_file names the file
+    return {};
   }
-  if (!n.IsMap()) throw DataError(fmt::format("{}: expected a JSON object", file.string()));
+  if (!n.IsMap()) {
+    error = fmt::format("{}: not a JSON object", file.string());
+    return {};
+  }
   return n;
+}
+
+YAML::Node load_json_object(const fs::path& file) {
+  std::string error;
+  YAML::Node n = parse_json_object(file, error);
+  if (!error.empty()) throw DataError(error);
+  return n;
+}
+
+std::string scalar(const YAML::Node& n, const char* key) {
+  return n[key] && n[key].IsScalar() ? n[key].Scalar() : std::string();
 }
 
 std::string now_iso8601() {
@@ -111,28 +141,147 @@ std::optional<fs::path> result_in_other_grid(const RunSpec& spec, const fs::path
 
 }  // namespace
 
-CellStatus cell_status(const RunSpec& spec, const fs::path& results_root) {
+std::optional<std::string> DataFingerprints::get(const std::string& dataset, int split) {
+  const auto key = std::make_pair(dataset, split);
+  const auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  std::optional<std::string> v;
+  if (fn_) v = fn_(dataset, split);
+  cache_.emplace(key, v);
+  return v;
+}
+
+namespace {
+
+// A result.json as cell_status sees it.
+struct ResultFile {
+  bool exists = false;
+  std::string damage;  ///< "<path>: <error>" when malformed
+  std::string hash;    ///< its config_hash
+  std::string data_sha256;
+};
+
+ResultFile read_result_file(const fs::path& file) {
+  ResultFile r;
+  std::error_code ec;
+  r.exists = fs::exists(file, ec);
+  if (!r.exists) return r;
+  const YAML::Node n = parse_json_object(file, r.damage);
+  if (!r.damage.empty()) return r;
+  r.hash = scalar(n, "config_hash");
+  if (r.hash.empty()) r.damage = fmt::format("{}: no config_hash", file.string());
+  r.data_sha256 = scalar(n, "data_sha256");
+  return r;
+}
+
+// The data fingerprint recorded in a manifest.json ("" when absent); `damage` set when the file
+// is malformed.
+std::string manifest_data_sha256(const fs::path& manifest, std::string& damage) {
+  std::error_code ec;
+  if (!fs::exists(manifest, ec)) return "";
+  const YAML::Node n = parse_json_object(manifest, damage);
+  if (!damage.empty()) return "";
+  if (scalar(n, "config_hash").empty()) {
+    damage = fmt::format("{}: no config_hash", manifest.string());
+    return "";
+  }
+  return scalar(n, "data_sha256");
+}
+
+// "" when the recorded fingerprint is the data's now (or either is unknown), else the note.
+std::string data_mismatch(const RunSpec& spec, const StatusOptions& opt,
+                          const std::string& recorded, const std::string& what) {
+  if (!opt.data || recorded.empty()) return "";
+  const auto now = opt.data->get(spec.dataset, spec.split);
+  if (!now || *now == recorded) return "";
+  return fmt::format("{} made from other data: data_sha256 {}, the data of {} split {} now {}",
+                     what, recorded, spec.dataset, spec.split, *now);
+}
+
+// A done cell's result, checked against the data now present (from result.json's
+// data_sha256, else its manifest's).
+CellStatus done_or_stale(const RunSpec& spec, const StatusOptions& opt, const fs::path& result,
+                         const ResultFile& r, std::string detail) {
+  CellStatus st;
+  st.result = result;
+  st.state = CellState::done;
+  st.detail = std::move(detail);
+  if (!opt.data) return st;
+  std::string recorded = r.data_sha256, source = result.string();
+  if (recorded.empty()) {
+    const fs::path manifest = result.parent_path() / "manifest.json";
+    std::string damage;
+    recorded = manifest_data_sha256(manifest, damage);
+    if (!damage.empty()) {
+      st.state = CellState::damaged;
+      st.detail = damage;
+      return st;
+    }
+    source = manifest.string();
+  }
+  const std::string note = data_mismatch(spec, opt, recorded, "result");
+  if (!note.empty()) {
+    st.state = CellState::stale;
+    st.detail = fmt::format("{} ({})", note, source);
+  }
+  return st;
+}
+
+}  // namespace
+
+CellStatus cell_status(const RunSpec& spec, const fs::path& results_root,
+                       const StatusOptions& opt) {
   const fs::path dir = spec.run_dir(results_root);
   std::error_code ec;
+  const ResultFile r = read_result_file(dir / "result.json");
+  if (r.damage.empty() && r.hash == spec.hash()) {
+    return done_or_stale(spec, opt, dir / "result.json", r, "");
+  }
+  // A result of the same configuration under another grid: used where it is, unless this grid's
+  // own run directory is damaged (reported below).
+  if (r.damage.empty()) {
+    if (const auto other = result_in_other_grid(spec, results_root)) {
+      return done_or_stale(spec, opt, *other, read_result_file(*other),
+                           fmt::format("computed under grid {}",
+                                       fs::relative(*other, results_root).begin()->string()));
+    }
+  }
   CellStatus st;
-  const auto h = result_hash(dir / "result.json");
-  if (h && *h == spec.hash()) {
-    st.state = CellState::done;
-    st.result = dir / "result.json";
-    return st;
+  const std::string stale_result =
+      r.exists && r.damage.empty()
+          ? fmt::format("result.json of another configuration (config_hash {}) ignored", r.hash)
+          : std::string();
+  // How far a run has got (or had got): its training trace's last row.
+  std::string trace_damage, progress;
+  if (fs::exists(dir / "trace.csv", ec)) {
+    try {
+      const auto rows = training::parse_trace_csv(util::read_file(dir / "trace.csv"),
+                                                  (dir / "trace.csv").string());
+      if (!rows.empty()) {
+        progress = fmt::format("step {} of {} (trace.csv)", rows.back().step, spec.protocol.steps);
+      }
+    } catch (const Error& e) {
+      trace_damage = e.what();
+    }
   }
-  if (const auto other = result_in_other_grid(spec, results_root)) {
-    st.state = CellState::done;
-    st.result = *other;
-    st.detail =
-        fmt::format("computed under grid {}", fs::relative(*other, results_root).begin()->string());
-    return st;
+  if (fs::is_directory(dir, ec)) {
+    const util::LockProbe lock = util::probe_lock(dir);
+    if (lock.held) {
+      st.state = CellState::running;
+      st.detail = fmt::format("being run by {}", lock.holder);
+      if (!progress.empty()) st.detail += ", " + progress;
+      return st;
+    }
   }
-  if (h) {
-    st.detail = h->empty() ? "result.json has no config_hash (ignored)"
-                           : fmt::format("result.json has config_hash {} (stale, ignored)", *h);
-  } else if (fs::exists(dir / "result.json", ec)) {
-    st.detail = "result.json is unreadable (ignored)";
+  // Nobody is writing it: malformed files are damage.
+  std::string manifest_damage;
+  const std::string checkpoint_data = manifest_data_sha256(dir / "manifest.json", manifest_damage);
+  for (const std::string& damage : {r.damage, manifest_damage, trace_damage}) {
+    if (!damage.empty()) {
+      st.state = CellState::damaged;
+      st.detail = damage;
+      return st;
+    }
   }
   if (fs::exists(dir / "error.json", ec)) {
     st.state = CellState::failed;
@@ -141,32 +290,58 @@ CellStatus cell_status(const RunSpec& spec, const fs::path& results_root) {
     return st;
   }
   if (fs::exists(dir / "checkpoint.bin", ec) || fs::exists(dir / "manifest.json", ec)) {
-    st.state = CellState::running;
-    // How far it has got (or had got, if it was stopped): its training trace's last row.
-    if (fs::exists(dir / "trace.csv", ec)) {
-      try {
-        const auto rows =
-            training::parse_trace_csv(util::read_file(dir / "trace.csv"), "trace.csv");
-        if (!rows.empty()) {
-          st.detail =
-              fmt::format("step {} of {} (trace.csv)", rows.back().step, spec.protocol.steps);
-        }
-      } catch (const DataError& e) {
-        st.detail = e.what();
-      }
+    const std::string note = data_mismatch(spec, opt, checkpoint_data, "checkpoint");
+    if (!note.empty()) {
+      st.state = CellState::stale;
+      st.detail = fmt::format("{} ({})", note, (dir / "manifest.json").string());
+      return st;
     }
+    st.state = CellState::interrupted;
+    st.detail = progress;
+    if (!stale_result.empty()) st.detail += (st.detail.empty() ? "" : "; ") + stale_result;
     return st;
   }
   st.state = CellState::missing;
+  st.detail = stale_result;
   return st;
 }
 
-std::vector<RunSpec> pending_cells(const Grid& grid, const fs::path& results_root) {
+std::vector<RunSpec> pending_cells(const Grid& grid, const fs::path& results_root,
+                                   const StatusOptions& opt) {
   std::vector<RunSpec> out;
   for (const auto& c : grid.cells) {
-    if (cell_status(c, results_root).state != CellState::done) out.push_back(c);
+    switch (cell_status(c, results_root, opt).state) {
+      case CellState::done:
+      case CellState::damaged:
+      case CellState::stale:
+        break;
+      default:
+        out.push_back(c);
+    }
   }
   return out;
+}
+
+size_t clear_run_dir(const fs::path& run_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) return 0;
+  const std::optional<util::DirLock> lock = util::DirLock::try_acquire(run_dir);
+  if (!lock) {
+    const util::LockProbe p = util::probe_lock(run_dir);
+    throw Error(fmt::format("{} is being run by {} (run.lock): not clearing it", run_dir.string(),
+                            p.holder.empty() ? "another process" : p.holder));
+  }
+  static const char* const files[] = {"result.json", "checkpoint.bin", "trace.csv", "manifest.json",
+                                      "error.json",  "stdout.log",     "stderr.log"};
+  size_t removed = 0;
+  for (const char* f : files) removed += fs::remove(run_dir / f, ec) ? 1 : 0;
+  // Temporary files of interrupted atomic writes (<name>.tmp.<suffix>).
+  std::vector<fs::path> tmp;
+  for (const auto& e : fs::directory_iterator(run_dir, ec)) {
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) tmp.push_back(e.path());
+  }
+  for (const auto& p : tmp) removed += fs::remove(p, ec) ? 1 : 0;
+  return removed;
 }
 
 std::vector<RunSpec> shard(const std::vector<RunSpec>& cells, int i, int n) {

@@ -5,7 +5,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "experiments/store.hpp"
 #include "util/error.hpp"
@@ -15,7 +14,8 @@ namespace dkp::experiments {
 
 namespace fs = std::filesystem;
 
-std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path& results_root) {
+std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path& results_root,
+                                                const StatusOptions& options, StoreCheck* check) {
   std::vector<report::CellRecord> out;
   out.reserve(grid.cells.size());
   for (const auto& c : grid.cells) {
@@ -30,14 +30,33 @@ std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path
     r.inducing = c.protocol.inducing;
     r.steps = c.protocol.steps;
     r.batch = c.protocol.batch;
-    const CellStatus st = cell_status(c, results_root);
-    r.state = to_string(st.state);
+    const CellStatus st = cell_status(c, results_root, options);
+    auto noted = [&](std::vector<CellNote> StoreCheck::*list, const std::string& detail) {
+      if (check) (check->*list).push_back({c.hash(), c.label(), detail});
+    };
+    switch (st.state) {
+      case CellState::interrupted:
+        r.state = "running";
+        break;
+      case CellState::damaged:
+        r.state = "failed";
+        noted(&StoreCheck::damaged, st.detail);
+        break;
+      case CellState::stale:
+        r.state = "missing";
+        noted(&StoreCheck::stale, st.detail);
+        break;
+      default:
+        r.state = to_string(st.state);
+    }
+    if (check && st.state != CellState::missing) ++check->present;
     if (st.state == CellState::done) {
       try {
         r.values = read_result_values(st.result);
       } catch (const Error& e) {
-        spdlog::warn("{}: {}", c.label(), e.what());
+        // Damaged since cell_status read it: reported as such.
         r.state = "failed";
+        noted(&StoreCheck::damaged, e.what());
       }
     }
     out.push_back(std::move(r));
@@ -118,8 +137,9 @@ std::string protocol_summary(const Grid& g) {
 }
 
 std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results_root,
-                                       const std::vector<report::RefRow>& refs) {
-  const auto records = collect_records(grid, results_root);
+                                       const std::vector<report::RefRow>& refs,
+                                       const StatusOptions& options, StoreCheck* check) {
+  const auto records = collect_records(grid, results_root, options, check);
   auto specs = report::family_tables(grid.family, records, grid.reference);
   std::vector<report::Table> out;
   for (auto& spec : specs) {

@@ -7,15 +7,28 @@
 #include <vector>
 
 #include "experiments/grid.hpp"
+#include "experiments/store.hpp"
 #include "report/reference.hpp"
 #include "report/table.hpp"
 
 namespace dkp::experiments {
 
+/// What the store holds of a grid besides the values: how many of its cells have anything in it,
+/// and the cells that cannot be tabulated because they are damaged or stale.
+struct StoreCheck {
+  size_t present = 0;  ///< cells whose state is not missing
+  std::vector<CellNote> damaged;
+  std::vector<CellNote> stale;
+};
+
 /// One record per expected cell of the grid (state from its run directory, values from its
-/// result.json when done).
+/// result.json when done). The records' states are the tables' vocabulary: done, running (also
+/// interrupted: started, not finished), failed (also damaged), missing (also stale: a result of
+/// other data is not used). `check`, when given, receives what else was found.
 std::vector<report::CellRecord> collect_records(const Grid& grid,
-                                                const std::filesystem::path& results_root);
+                                                const std::filesystem::path& results_root,
+                                                const StatusOptions& options = {},
+                                                StoreCheck* check = nullptr);
 
 /// "20000 steps, lr 0:0.01,10000:0.001, KL annealing over 1000 steps, ..." (from the cells;
 /// values that vary between cells are listed as ranges).
@@ -24,7 +37,9 @@ std::string protocol_summary(const Grid& grid);
 /// The grid's family tables, aggregated. Tables of non-full profiles get the profile as a name
 /// suffix ("agw-table3-quick") and its description in their notes.
 std::vector<report::Table> grid_tables(const Grid& grid, const std::filesystem::path& results_root,
-                                       const std::vector<report::RefRow>& refs);
+                                       const std::vector<report::RefRow>& refs,
+                                       const StatusOptions& options = {},
+                                       StoreCheck* check = nullptr);
 
 /// Writes each table as <out_dir>/<name>.tex, <name>.csv and <name>.md (atomically); returns the
 /// paths.

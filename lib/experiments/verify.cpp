@@ -68,28 +68,7 @@ ChosenCells select_cells_to_verify(const Grid& grid, const fs::path& results_roo
   const auto done = done_cells(grid, results_root);
   out.done = done.size();
   if (!sel.cell.empty()) {
-    if (sel.cell.size() < 4) {
-      throw ConfigError(
-          fmt::format("--cell '{}': give the configuration hash (at least 4 of its "
-                      "16 hex characters)",
-                      sel.cell));
-    }
-    std::vector<const RunSpec*> hits;
-    for (const auto& c : grid.cells) {
-      if (c.hash().compare(0, sel.cell.size(), sel.cell) == 0) hits.push_back(&c);
-    }
-    if (hits.empty()) {
-      throw ConfigError(
-          fmt::format("no cell of grid {} (profile {}) has the configuration hash "
-                      "'{}' ('dkp grid status {} --profile {} --verbose' lists them)",
-                      grid.name, grid.profile, sel.cell, grid.file.string(), grid.profile));
-    }
-    if (hits.size() > 1) {
-      throw ConfigError(fmt::format("--cell '{}' names {} cells of grid {} (profile {}): {} and {}",
-                                    sel.cell, hits.size(), grid.name, grid.profile, hits[0]->hash(),
-                                    hits[1]->hash()));
-    }
-    const RunSpec& c = *hits.front();
+    const RunSpec& c = find_cell(grid, sel.cell);
     const CellStatus st = cell_status(c, results_root);
     if (st.state != CellState::done) {
       throw Error(fmt::format("cell {} ({}) of {} is not done ({}{}): nothing to verify", c.hash(),
@@ -190,11 +169,11 @@ Comparison compare_values(const std::map<std::string, double>& stored,
   Comparison c;
   c.mode = mode;
   double worst = -1;
+  // The stored result's keys: a newer binary may record more (e.g. inducing_effective, which the
+  // store's older cells lack); those are not the stored result's claims, so not compared. A key
+  // the stored result has and the rerun lacks is a mismatch.
   std::vector<std::string> keys;
   for (const auto& [k, v] : stored) keys.push_back(k);
-  for (const auto& [k, v] : rerun)
-    if (!stored.count(k)) keys.push_back(k);
-  std::sort(keys.begin(), keys.end());
   for (const auto& key : keys) {
     if (key_kind(key) == KeyKind::ignored) continue;
     const auto s = stored.find(key), r = rerun.find(key);

@@ -83,21 +83,25 @@ TEST_CASE("cell states come from the run directory") {
   REQUIRE(g.cells.size() == 2);
   const RunSpec& c = g.cells[0];
   CHECK(cell_status(c, root).state == CellState::missing);
-  dkp::util::write_file_atomic(c.run_dir(root) / "manifest.json", "{}");
-  CHECK(cell_status(c, root).state == CellState::running);
+  dkp::util::write_file_atomic(c.run_dir(root) / "manifest.json",
+                               "{\"config_hash\": \"" + c.hash() + "\"}");
+  // Started and stopped: nobody holds its lock (store_state_test.cpp: held locks).
+  CHECK(cell_status(c, root).state == CellState::interrupted);
   CHECK(cell_status(c, root).detail.empty());
-  // Its progress from the training trace's last row; a malformed trace is named, not fatal.
+  // Its progress from the training trace's last row; a malformed trace is damage, named.
   dkp::training::TraceRow r;
   r.step = 30;
   dkp::util::write_file_atomic(c.run_dir(root) / "trace.csv", dkp::training::trace_csv({r}));
   CHECK(cell_status(c, root).detail == fmt::format("step 30 of {} (trace.csv)", c.protocol.steps));
   dkp::util::write_file_atomic(c.run_dir(root) / "trace.csv", "nonsense\n");
-  CHECK(cell_status(c, root).state == CellState::running);
-  CHECK(cell_status(c, root).detail.find("trace.csv:1: header") != std::string::npos);
+  CHECK(cell_status(c, root).state == CellState::damaged);
+  CHECK(cell_status(c, root).detail.find((c.run_dir(root) / "trace.csv").string() + ":1: header") !=
+        std::string::npos);
+  dkp::util::write_file_atomic(c.run_dir(root) / "trace.csv", dkp::training::trace_csv({r}));
   dkp::util::write_file_atomic(c.run_dir(root) / "error.json", "{\"reason\": \"exit code 3\"}");
   CHECK(cell_status(c, root).state == CellState::failed);
   CHECK(cell_status(c, root).detail == "exit code 3");
-  // A result with another hash is stale and ignored.
+  // A result of another configuration is ignored.
   dkp::util::write_file_atomic(c.run_dir(root) / "result.json",
                                "{\"config_hash\": \"0000000000000000\"}");
   CHECK(cell_status(c, root).state == CellState::failed);

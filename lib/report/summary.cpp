@@ -302,7 +302,8 @@ std::string summary_markdown(const std::vector<Table>& tables,
        "one row (dataset, depth, kernel); a cell printed in two tables counts in both. *Planned*: "
        "in the experiment grid; *computed*: at least one split done (*complete*: all of them); "
        "*agree*: |ours − paper| ≤ 2 √(se² + se_paper²); *not comparable*: computed, but fewer "
-       "than two splits are done or the paper prints no value.\n\n";
+       "than two splits are done (a grid of a single split, such as MNIST's, compares its one run "
+       "within 2 se_paper when the paper prints an error) or the paper prints no value.\n\n";
 
   // Scoreboard.
   o += "## Scoreboard\n\n";

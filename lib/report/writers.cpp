@@ -378,7 +378,8 @@ std::string to_markdown(const Table& t) {
   }
   o += " Each method shows ours, then the paper's printed value. ✓: agreement, |ours − paper| ≤ "
        "2 √(se² + se_paper²); ✗: disagreement; no mark: not comparable (fewer than two splits, "
-       "or no printed value); (k/n): only k of n splits done; *missing*, *running*, *failed*: "
+       "but for a grid of one split (se = 0) against a paper that prints an error, or no printed "
+       "value); (k/n): only k of n splits done; *missing*, *running*, *failed*: "
        "no result yet.\n";
   if (!t.notes.empty()) o += "\n" + md_escape(t.notes) + "\n";
   return o;

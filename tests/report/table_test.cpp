@@ -442,3 +442,54 @@ TEST_CASE("tables: bold follows each paper's rule") {
   CHECK(entry(t, 0, "DWP").best);
   CHECK(!entry(t, 0, "DWP").bold);
 }
+
+TEST_CASE("a grid of one split compares its one run within two of the paper's standard errors") {
+  auto record = [](const std::string& model, double elbo) {
+    CellRecord c;
+    c.dataset = "mnist";
+    c.split = 0;
+    c.model = model;
+    if (model == "dgp") c.inference = "global-inducing";
+    c.depth = 3;
+    c.kernel = "relu";
+    c.state = "done";
+    c.values = {{"elbo", elbo}};
+    return c;
+  };
+  // The NNGP within 2 x 0.001 of the paper's -0.268, the DIWP 0.1 below its -0.198; the DGP's
+  // paper value has no printed error, so it stays not comparable.
+  const std::vector<CellRecord> cells = {record("nngp", -0.2695), record("diwp", -0.298),
+                                         record("dgp", -0.5)};
+  auto ref = [](const std::string& model, double mean, std::optional<double> err) {
+    RefRow r;
+    r.paper = "dkp";
+    r.table = "2";
+    r.dataset = "mnist";
+    r.depth = 3;
+    r.model = model;
+    r.metric = "elbo";
+    r.mean = mean;
+    r.error = err;
+    r.error_kind = err ? "unspecified" : "none";
+    r.kernel = "relu";
+    return r;
+  };
+  const std::vector<RefRow> refs = {ref("nngp", -0.268, 0.001), ref("diwp", -0.198, 0.001),
+                                    ref("dgp", -0.301, std::nullopt)};
+  const auto specs = family_tables("dkp-mnist", cells, "dkp");
+  REQUIRE(!specs.empty());
+  const Table t = build_table(specs.front(), cells, refs);
+  std::map<std::string, std::string> agree;
+  for (const auto& r : t.rows) {
+    if (r.metric != "elbo") continue;
+    for (const auto& e : r.entries) {
+      if (e.mean) agree[e.column] = e.agree;
+    }
+  }
+  REQUIRE(agree.size() == 3);
+  for (const auto& [col, a] : agree) {
+    if (col.find("NNGP") != std::string::npos) CHECK(a == "yes");
+    if (col.find("DIWP") != std::string::npos) CHECK(a == "no");
+    if (col.find("DGP") != std::string::npos) CHECK(a == "n/a");
+  }
+}

@@ -18,7 +18,7 @@ APT_PACKAGES := g++ make cmake pkg-config git clang-format \
 # test compiles every table it writes. Installed without Debian's recommended extras.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended
 
-.PHONY: all deps build test smoke sanitize reproduce-tables tables bench format clean
+.PHONY: all deps build test smoke sanitize reproduce-tables tables stage-results bench format clean
 
 all: build
 
@@ -68,6 +68,13 @@ reproduce-tables: build
 # The papers' tables, results/README.md and its figures from the committed store: no training.
 tables: build
 	@scripts/tables.sh $(DKP)
+
+# Stages finished cells of the store and the tables made from them, for one commit (never a
+# running cell's files: `git add results` would take those too).
+stage-results: build
+	@scripts/store-add.sh
+	@scripts/tables.sh $(DKP)
+	git add results/tables results/README.md results/figures results/scoreboard.md README.md
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
+#include "util/blas_buffers.hpp"
 #include "util/blas_threads.hpp"
 #include "util/cpu.hpp"
 #include "util/error.hpp"
@@ -100,8 +101,16 @@ int main(int argc, char** argv) {
     std::cout << "dkp " << dkp::version_string() << " (" << dkp::git_sha() << ")\n"
               << "BLAS: " << dkp::util::blas_config()
               << "; kernels in use: " << dkp::util::blas_core() << "\n"
+              << "BLAS work buffers: " << dkp::util::blas_buffers_mode() << "\n"
               << "CPU: " << dkp::util::cpu_description() << "\n";
     return kExitOk;
+  }
+  // The OpenBLAS buffer replacement's guard (util/blas_buffers.hpp): say once when it fell back
+  // because of the OpenBLAS version (the environment's request needs no warning).
+  if (const std::string mode = dkp::util::blas_buffers_mode();
+      mode.find("not written for") != std::string::npos) {
+    spdlog::warn("{} is not a version dkp's OpenBLAS work buffers were written for: using {}",
+                 dkp::util::blas_config(), mode);
   }
   const std::string name = args[0];
   args.erase(args.begin());

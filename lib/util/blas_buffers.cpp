@@ -1,11 +1,17 @@
 #include "util/blas_buffers.hpp"
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+
+// OpenBLAS's report of itself ("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."), weak: absent from
+// another BLAS.
+extern "C" char* openblas_get_config(void) __attribute__((weak));
 
 namespace {
 
@@ -63,9 +69,51 @@ void* handed_out(Slot& s) {
   return s.buffer.load(std::memory_order_relaxed);
 }
 
+// Which buffers OpenBLAS gets, decided once, at its first call (OpenBLAS's load-time
+// constructor, before main): ours when its version is one this replacement was written for and
+// DKP_BLAS_BUFFERS is not "openblas"; otherwise its own, found behind ours with
+// dlsym(RTLD_NEXT). Constant-initialised, like everything here.
+using AllocFn = void* (*)(int);
+using FreeFn = void (*)(void*);
+std::atomic<int> g_mode{0};  // 0: undecided, 1: ours, 2: OpenBLAS's own
+AllocFn g_real_alloc = nullptr;
+FreeFn g_real_free = nullptr;
+const char* g_reason = "";
+
+int decide_mode() {
+  int mode = g_mode.load(std::memory_order_acquire);
+  if (mode != 0) return mode;
+  static std::mutex decide;
+  const std::lock_guard<std::mutex> lock(decide);
+  mode = g_mode.load(std::memory_order_relaxed);
+  if (mode != 0) return mode;
+  const char* env = std::getenv("DKP_BLAS_BUFFERS");
+  const char* config = openblas_get_config != nullptr ? openblas_get_config() : nullptr;
+  bool ours = true;
+  if (env != nullptr && std::strcmp(env, "openblas") == 0) {
+    ours = false;
+    g_reason = "DKP_BLAS_BUFFERS=openblas";
+  } else if (!dkp::util::blas_buffers_cover(config != nullptr ? config : "")) {
+    ours = false;
+    g_reason = "an OpenBLAS version the replacement was not written for";
+  }
+  if (!ours) {
+    g_real_alloc = reinterpret_cast<AllocFn>(dlsym(RTLD_NEXT, "blas_memory_alloc"));
+    g_real_free = reinterpret_cast<FreeFn>(dlsym(RTLD_NEXT, "blas_memory_free"));
+    if (g_real_alloc == nullptr || g_real_free == nullptr) {
+      ours = true;  // nothing behind ours to fall back to: ours is the only buffer table
+      g_reason = "OpenBLAS's own functions not found";
+    }
+  }
+  mode = ours ? 1 : 2;
+  g_mode.store(mode, std::memory_order_release);
+  return mode;
+}
+
 }  // namespace
 
-extern "C" void* blas_memory_alloc(int /*procpos*/) {
+extern "C" void* blas_memory_alloc(int procpos) {
+  if (decide_mode() == 2) return g_real_alloc(procpos);
   const unsigned long token = my_token();
   // This thread's own buffers: no lock.
   int n = g_count.load(std::memory_order_acquire);
@@ -101,6 +149,7 @@ extern "C" void* blas_memory_alloc(int /*procpos*/) {
 }
 
 extern "C" void blas_memory_free(void* buffer) {
+  if (decide_mode() == 2) return g_real_free(buffer);
   const int n = g_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
     if (g_slots[i].buffer.load(std::memory_order_relaxed) == buffer) {
@@ -112,6 +161,21 @@ extern "C" void blas_memory_free(void* buffer) {
 }
 
 namespace dkp::util {
+
+bool blas_buffers_cover(const std::string& openblas_config) {
+  // Written against OpenBLAS 0.3.21 (Debian 12): blas_memory_alloc(int) / blas_memory_free(void*)
+  // called through the PLT, buffers of at most BUFFER_SIZE. Other versions fall back.
+  static constexpr const char* kCovered[] = {"OpenBLAS 0.3.21 "};
+  for (const char* v : kCovered) {
+    if (openblas_config.rfind(v, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string blas_buffers_mode() {
+  return decide_mode() == 1 ? std::string("dkp's per-thread buffers")
+                            : std::string("OpenBLAS's own (") + g_reason + ")";
+}
 
 BlasBufferStats blas_buffer_stats() {
   return {g_takes.load(std::memory_order_relaxed), g_mapped.load(std::memory_order_relaxed),

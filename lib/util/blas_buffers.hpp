@@ -18,9 +18,16 @@
 // mapping of kBlasBufferBytes, reserved, not touched) when all are in use, as in a nested call.
 // A buffer may be given back by any thread. When a thread exits, its slots lose their owner and
 // the next thread that needs a buffer adopts one of them instead of mapping a new one.
+//
+// Guard. The replacement relies on OpenBLAS internals (the two functions' signatures, that they
+// are called through the PLT, the buffer size), so it is used only with the OpenBLAS versions it
+// was written for (blas_buffers_cover); with any other, or with DKP_BLAS_BUFFERS=openblas in the
+// environment, OpenBLAS's own functions (found with dlsym(RTLD_NEXT)) serve every call, and
+// blas_buffers_mode() says so (dkp --version prints it).
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace dkp::util {
 
@@ -35,6 +42,13 @@ struct BlasBufferStats {
   std::size_t adopted = 0;  ///< buffers taken over from a thread that had exited
 };
 BlasBufferStats blas_buffer_stats();
+
+/// Whether the replacement covers the OpenBLAS whose openblas_get_config() text this is (it
+/// starts "OpenBLAS <version> "): 0.3.21 only.
+bool blas_buffers_cover(const std::string& openblas_config);
+
+/// "dkp's per-thread buffers", or "OpenBLAS's own (<why>)" when the guard fell back.
+std::string blas_buffers_mode();
 
 }  // namespace dkp::util
 

@@ -6,6 +6,8 @@
 #include <cblas.h>
 
 #include <armadillo>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "random/stream.hpp"
@@ -79,4 +81,34 @@ TEST_CASE("any thread may give a buffer back, and an exited thread's buffers are
   CHECK(after.mapped == before.mapped);  // no new buffer
   CHECK(after.adopted == before.adopted + 1);
   CHECK(adopted != a);  // this thread's buffer stays this thread's
+}
+
+TEST_CASE("blas buffers guard: the OpenBLAS versions the replacement covers") {
+  CHECK(u::blas_buffers_cover("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell"));
+  CHECK_FALSE(u::blas_buffers_cover("OpenBLAS 0.3.26 DYNAMIC_ARCH NO_AFFINITY Zen"));
+  CHECK_FALSE(u::blas_buffers_cover("OpenBLAS 0.3.210 DYNAMIC_ARCH"));
+  CHECK_FALSE(u::blas_buffers_cover("OpenBLAS 0.3.2 DYNAMIC_ARCH"));
+  CHECK_FALSE(u::blas_buffers_cover(""));
+}
+
+// Both paths: run normally (ours, on the covered OpenBLAS of the build machine), and as CTest
+// util_blas_fallback with DKP_BLAS_BUFFERS=openblas (OpenBLAS's own functions serve every call).
+TEST_CASE("blas buffers guard: ours on the covered OpenBLAS, OpenBLAS's own when asked") {
+  const char* env = std::getenv("DKP_BLAS_BUFFERS");
+  const bool fallback = env != nullptr && std::string(env) == "openblas";
+  dkp::random::Stream s(37);
+  const arma::mat A = dkp::random::normal_matrix(s, 300, 300);
+  const arma::mat B = dkp::random::normal_matrix(s, 300, 300);
+  arma::mat C(300, 300, arma::fill::zeros);
+  const u::BlasBufferStats before = u::blas_buffer_stats();
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 300, 300, 300, 1.0, A.memptr(), 300,
+              B.memptr(), 300, 0.0, C.memptr(), 300);
+  CHECK(arma::approx_equal(C, A * B, "reldiff", 1e-12));
+  if (fallback) {
+    CHECK(u::blas_buffers_mode() == "OpenBLAS's own (DKP_BLAS_BUFFERS=openblas)");
+    CHECK(u::blas_buffer_stats().takes == before.takes);  // none of ours handed out
+  } else {
+    CHECK(u::blas_buffers_mode() == "dkp's per-thread buffers");
+    CHECK(u::blas_buffer_stats().takes > before.takes);
+  }
 }

@@ -13,7 +13,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := g++ make cmake pkg-config git clang-format \
   libarmadillo-dev libopenblas-dev liblapack-dev \
   libboost-dev libboost-program-options-dev \
-  libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev zlib1g-dev
+  libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev zlib1g-dev parallel
 # pdflatex and the LaTeX packages the tables use (geometry, booktabs, amssymb, graphicx): the smoke
 # test compiles every table it writes. Installed without Debian's recommended extras.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended

@@ -40,6 +40,7 @@
 #include "util/fs.hpp"
 #include "util/json.hpp"
 #include "util/parse.hpp"
+#include "util/process.hpp"
 #include "util/version.hpp"
 
 namespace dkp::cli {
@@ -162,19 +163,6 @@ void store_config_file(const std::string& path, const po::options_description& d
   } catch (const po::error& e) {
     throw ConfigError(fmt::format("{}: {}", path, e.what()));
   }
-}
-
-std::string now_iso() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {0};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 std::string fmt_duration(double s) {
@@ -570,8 +558,8 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())
       .set("data_sha256", run_data.sha256)
-      .set("host", hostname())
-      .set("started", now_iso());
+      .set("host", util::hostname())
+      .set("started", util::now_iso8601());
   util::write_file_atomic(manifest_path, manifest.dump());
   fresh.keep = true;
 
@@ -728,7 +716,7 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("predict_s", predict_s)
       .set("resumed_from_step", (unsigned long)tr.resumed_from)
       .set("git_sha", git_sha())
-      .set("finished", now_iso())
+      .set("finished", util::now_iso8601())
       .set("cholesky", std::move(chol))
       .set("scalar_parameters", std::move(scalars));
   util::write_file_atomic(result_path, result.dump());

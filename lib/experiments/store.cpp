@@ -18,6 +18,7 @@
 #include "util/fs.hpp"
 #include "util/json.hpp"
 #include "util/parse.hpp"
+#include "util/process.hpp"
 
 namespace dkp::experiments {
 
@@ -77,21 +78,6 @@ YAML::Node load_json_object(const fs::path& file) {
 
 std::string scalar(const YAML::Node& n, const char* key) {
   return n[key] && n[key].IsScalar() ? n[key].Scalar() : std::string();
-}
-
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
 }
 
 }  // namespace
@@ -381,8 +367,8 @@ void write_error_json(const RunSpec& spec, const fs::path& results_root, const F
   j.set("stderr_tail", f.stderr_tail);
   j.set("command", f.command);
   j.set("seconds", f.seconds);
-  j.set("host", hostname());
-  j.set("finished_at", now_iso8601());
+  j.set("host", util::hostname());
+  j.set("finished_at", util::now_iso8601());
   util::write_file_atomic(spec.run_dir(results_root) / "error.json", j.dump() + "\n");
 }
 

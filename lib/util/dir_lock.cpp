@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/process.hpp"
 
 namespace dkp::util {
 
@@ -19,14 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string holder_text() {
-  char host[256] = {0};
-  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return fmt::format("pid {} on {} since {}\n", ::getpid(), host, when);
+  return fmt::format("pid {} on {} since {}\n", ::getpid(), hostname(), now_iso8601());
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "util/process.hpp"
 
 #include <malloc.h>
+#include <unistd.h>
+
+#include <ctime>
 
 namespace dkp::util {
 
@@ -14,6 +17,21 @@ void tune_allocator() {
   mallopt(M_MMAP_THRESHOLD, 512 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
   mallopt(M_ARENA_MAX, 2);
+}
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
 }
 
 }  // namespace dkp::util

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace dkp::util {
 
@@ -19,5 +20,11 @@ void tune_allocator();
 /// This program's executable (the target of /proc/self/exe; that path itself when it cannot be
 /// read): what the batch runner starts for each cell and what `dkp bench --flops` runs again.
 std::filesystem::path self_executable();
+
+/// The current UTC time as 2026-11-27T08:00:00Z (manifests, error.json, lock holders).
+std::string now_iso8601();
+
+/// This machine's host name ("unknown" when it cannot be read).
+std::string hostname();
 
 }  // namespace dkp::util

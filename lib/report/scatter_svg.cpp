@@ -1,4 +1,5 @@
 #include "report/scatter_svg.hpp"
+#include "report/svg.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,23 +11,6 @@
 namespace dkp::report {
 
 namespace {
-
-std::string xml_text(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
-}
 
 // Characters of a UTF-8 string (for the legend's width estimate).
 size_t text_length(const std::string& s) {
@@ -185,7 +169,7 @@ std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel
       "<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"white\"/>\n"
       "<text x=\"{:.2f}\" y=\"20.00\" text-anchor=\"middle\" font-size=\"14\" "
       "font-weight=\"bold\">{}</text>\n",
-      W, H, W, H, W, H, W / 2, xml_text(title));
+      W, H, W, H, W, H, W / 2, xml_escape(title));
 
   for (size_t k = 0; k < panels.size(); ++k) {
     const ScatterPanel& p = panels[k];
@@ -252,18 +236,18 @@ std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel
     o += fmt::format(
         "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" font-size=\"13\" "
         "font-weight=\"bold\">{}</text>\n",
-        x0 + side / 2, y0 - (p.subtitle.empty() ? 10.0 : 22.0), xml_text(p.title));
+        x0 + side / 2, y0 - (p.subtitle.empty() ? 10.0 : 22.0), xml_escape(p.title));
     if (!p.subtitle.empty()) {
       o += fmt::format(
           "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" fill=\"#555555\">{}</text>\n",
-          x0 + side / 2, y0 - 8.0, xml_text(p.subtitle));
+          x0 + side / 2, y0 - 8.0, xml_escape(p.subtitle));
     }
     o += fmt::format(
         "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">{}</text>\n"
         "<text transform=\"translate({:.2f},{:.2f}) rotate(-90)\" text-anchor=\"middle\">{}"
         "</text>\n</g>\n",
-        x0 + side / 2, y0 + side + 36.0, xml_text(p.x_label), x0 - ml + 16.0, y0 + side / 2,
-        xml_text(p.y_label));
+        x0 + side / 2, y0 + side + 36.0, xml_escape(p.x_label), x0 - ml + 16.0, y0 + side / 2,
+        xml_escape(p.y_label));
   }
 
   // Legend.
@@ -281,7 +265,7 @@ std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel
       o += ring(mx, my);
     }
     o += fmt::format("<text x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", it.x + 22.0, my + 4.0,
-                     xml_text(it.label));
+                     xml_escape(it.label));
   }
   o += "</svg>\n";
   return o;

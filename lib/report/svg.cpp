@@ -9,10 +9,7 @@
 
 namespace dkp::report {
 
-namespace {
-
-// Escapes the XML special characters of a title.
-std::string xml_text(const std::string& s) {
+std::string xml_escape(const std::string& s) {
   std::string out;
   for (const char c : s) {
     if (c == '&')
@@ -21,11 +18,15 @@ std::string xml_text(const std::string& s) {
       out += "&lt;";
     else if (c == '>')
       out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
     else
       out += c;
   }
   return out;
 }
+
+namespace {
 
 struct Range {
   double lo = INFINITY, hi = -INFINITY;
@@ -79,7 +80,7 @@ std::string svg_panels(const std::vector<PlotPanel>& panels, size_t columns, dou
     out += fmt::format(
         "<g>\n<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"none\" "
         "stroke=\"black\"/>\n<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">{}</text>\n",
-        x0, y0, w, h, x0 + w / 2, y0 - 6, xml_text(p.title));
+        x0, y0, w, h, x0 + w / 2, y0 - 6, xml_escape(p.title));
     out += fmt::format(
         "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">{:.3g}</text>\n<text x=\"{:.2f}\" "
         "y=\"{:.2f}\" text-anchor=\"end\">{:.3g}</text>\n",

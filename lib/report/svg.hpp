@@ -10,6 +10,9 @@
 
 namespace dkp::report {
 
+/// Escapes XML's special characters (& < > ") in SVG text and attribute values.
+std::string xml_escape(const std::string& s);
+
 struct PlotPanel {
   std::string title;
   arma::vec x;                    ///< abscissae shared by the curves

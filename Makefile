@@ -51,9 +51,19 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 test: build
 	cd $(BUILD_DIR) && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory smoke
+	$(MAKE) --no-print-directory test-slurm
 
 smoke: build
 	@scripts/smoke.sh $(DKP)
+
+# The Slurm test (scripts/slurm-test.sh, part of `make test`): a single-node Slurm cluster started
+# on this machine runs scripts/slurm-array.sh on the smoke grid. Its Debian packages are installed
+# by this target only (about 15 s), the test itself takes about 10 s.
+SLURM_PACKAGES := slurm-wlm munge
+.PHONY: test-slurm
+test-slurm: build
+	@$(call apt_install,$(SLURM_PACKAGES),--no-install-recommends)
+	@scripts/slurm-test.sh $(DKP)
 
 # `make test` under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build directory
 # (CMake DKP_SANITIZE). Not part of `make test`: the build and the runs take several times as long.

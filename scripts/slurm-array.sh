@@ -7,8 +7,11 @@
 # writes the commands to results/slurm/<grid>-<time>.cmds and submits this script as an array
 # of N tasks (default 16); task i runs lines i, i+N, i+2N, ... one after the other with one BLAS
 # thread. Planning once, before any task starts, makes the tasks partition the pending cells
-# exactly even while results are arriving. Results land atomically in results/runs; rerunning
-# the script later plans only what is still missing. Extra sbatch options: SBATCH_ARGS="...".
+# exactly even while results are arriving. Results land atomically in results/runs (another
+# store: --results DIR, passed on to the plan); rerunning the script later plans only what is
+# still missing. Extra sbatch options: SBATCH_ARGS="..."; the .cmds file and the tasks' logs go
+# to DKP_SLURM_DIR (default results/slurm). scripts/slurm-test.sh (make test-slurm) runs this
+# script on the smoke grid on a single-node Slurm cluster that it starts.
 #
 # Afterwards:  build/dkp grid status GRID [--verbose]    and    build/dkp tables results/runs
 #
@@ -25,6 +28,7 @@
 set -euo pipefail
 
 dkp=${DKP:-build/dkp}
+dir=${DKP_SLURM_DIR:-results/slurm}
 
 if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
   # Submission mode.
@@ -36,9 +40,9 @@ if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
     shift
   fi
   [ -x "$dkp" ] || { echo "slurm-array: $dkp not found (build first, or set DKP)" >&2; exit 1; }
-  mkdir -p results/slurm
+  mkdir -p "$dir"
   name=$(basename "$grid" .yaml)
-  cmds="results/slurm/${name}-$(date +%Y%m%d-%H%M%S).cmds"
+  cmds="$dir/${name}-$(date +%Y%m%d-%H%M%S).cmds"
   "$dkp" grid plan "$grid" --dkp "$(realpath "$dkp")" "$@" > "$cmds"
   n=$(wc -l < "$cmds")
   if [ "$n" -eq 0 ]; then
@@ -50,7 +54,7 @@ if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
   echo "slurm-array: $n pending cells of $grid in $ntasks tasks ($cmds)"
   # shellcheck disable=SC2086
   exec sbatch ${SBATCH_ARGS:-} --array="0-$((ntasks - 1))" \
-    --output="results/slurm/${name}-%A_%a.out" "$0" --commands "$cmds" "$ntasks"
+    --output="$dir/${name}-%A_%a.out" "$0" --commands "$cmds" "$ntasks"
 fi
 
 # Task mode: run every ntasks-th command of the plan, starting at this task's index.

@@ -325,7 +325,7 @@ SvgpLayer::SvgpLayer(std::string prefix, const arma::mat& Z, SvgpConfig config, 
   }
 }
 
-void SvgpLayer::add_initial_parameters(models::ParamMap& params) const {
+void SvgpLayer::add_initial_parameters(autodiff::ParamMap& params) const {
   const arma::uword M = Z0_.n_rows, Din = Z0_.n_cols, D = cfg_.num_outputs;
   params[name("Z")] = Z0_;
   const arma::uword nell = cfg_.ard ? Din : 1;
@@ -352,16 +352,16 @@ void SvgpLayer::add_initial_parameters(models::ParamMap& params) const {
   params[name("q_sqrt")] = pack_lower(arma::repmat(L0, 1, D), cfg_.q_diag);
 }
 
-SvgpLayer::State SvgpLayer::prepare(const models::VarMap& params) const {
+SvgpLayer::State SvgpLayer::prepare(const autodiff::VarMap& params) const {
   State s;
-  s.Z = models::get(params, name("Z"));
-  const Var ell = positive(models::get(params, name("kern.lengthscales")));
+  s.Z = autodiff::get(params, name("Z"));
+  const Var ell = positive(autodiff::get(params, name("kern.lengthscales")));
   s.log_ell = ad::log(ell);
-  s.kvar = positive(models::get(params, name("kern.variance")));
+  s.kvar = positive(autodiff::get(params, name("kern.variance")));
   ad::Tape& tape = s.Z.tape();
   Var white;
   if (cfg_.white_variance > 0.0) {
-    white = cfg_.learn_white ? positive(models::get(params, name("kern.white")))
+    white = cfg_.learn_white ? positive(autodiff::get(params, name("kern.white")))
                              : tape.constant(cfg_.white_variance);
   }
   s.Zs = kernels::scale_columns(s.Z, s.log_ell);
@@ -376,8 +376,8 @@ SvgpLayer::State SvgpLayer::prepare(const models::VarMap& params) const {
   if (cfg_.jitter > 0.0) Kuu = ad::add(Kuu, tape.constant(cfg_.jitter * arma::eye(M, M)));
   const std::string where = prefix_ + " K_uu";
   s.LK = ad::cholesky(Kuu, where.c_str());
-  s.q_mu = models::get(params, name("q_mu"));
-  s.factors = unpack_lower(models::get(params, name("q_sqrt")), M, cfg_.q_diag);
+  s.q_mu = autodiff::get(params, name("q_mu"));
+  s.factors = unpack_lower(autodiff::get(params, name("q_sqrt")), M, cfg_.q_diag);
   return s;
 }
 

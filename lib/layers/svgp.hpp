@@ -49,8 +49,8 @@
 #include <armadillo>
 #include <string>
 
+#include "autodiff/params.hpp"
 #include "autodiff/tape.hpp"
-#include "models/model.hpp"
 
 namespace dkp::layers {
 
@@ -137,7 +137,7 @@ class SvgpLayer {
             MeanFunction mean = MeanFunction::kZero, arma::mat W = {});
 
   /// Adds this layer's initial unconstrained parameters to `params`.
-  void add_initial_parameters(models::ParamMap& params) const;
+  void add_initial_parameters(autodiff::ParamMap& params) const;
 
   /// Quantities computed once per ELBO/prediction evaluation: the Cholesky factor of K_uu, the
   /// unpacked q_sqrt factors and the constrained kernel parameters.
@@ -150,7 +150,7 @@ class SvgpLayer {
     Var q_mu;     ///< M x D_out
     Var factors;  ///< M x (M D_out)
   };
-  State prepare(const models::VarMap& params) const;
+  State prepare(const autodiff::VarMap& params) const;
 
   /// q(f_n) for the rows of X (n x D_in).
   Marginals marginals(const State& s, const Var& X) const;

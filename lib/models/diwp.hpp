@@ -1,6 +1,6 @@
 // Deep inverse Wishart process (DKP paper sec. 5, Alg. 1, appendices F, G, I;
 // notes/reference-implementations.md sections 2, 4, 9), with the layer numbering, input layer,
-// kernels and output layer of models/nngp.hpp.
+// kernels and output layer of models/gram_model.hpp.
 //
 // Prior (eq. 18), with the inducing rows first:
 //   layer 1 (appendix F):  Omega ~ IW(delta_1 I, delta_1 + N0 + 1) (N0 x N0, E Omega = I),
@@ -24,7 +24,7 @@
 // size. The reference code uses P_t = minibatch size (notes section 9, predictions then change
 // with the evaluation batch size); `reference_batch_dof` reproduces that.
 //
-// Parameters (besides those of nngp.hpp), l = 1..depth - 1, all init as bayesfunc's IWLayer /
+// Parameters (besides those of gram_model.hpp), l = 1..depth - 1, all init as bayesfunc's IWLayer /
 // SingularIWLayer (notes section 2):
 //   layer{l}.log_delta 1x1  log delta_init (4: models/diwp_defaults.hpp);  layer{l}.log_gamma 1x1 0
 //   (gamma = 1); layer{l}.V  N0 x N0 (l = 1) or P x P  ~ N(0, 1).
@@ -35,8 +35,9 @@
 #pragma once
 
 #include "distributions/gamma_op.hpp"
+#include "layers/inverse_wishart.hpp"
 #include "models/diwp_defaults.hpp"
-#include "models/nngp.hpp"
+#include "models/gram_model.hpp"
 
 namespace dkp::models {
 
@@ -47,32 +48,6 @@ struct DiwpConfig : GramModelConfig {
   bool reference_batch_dof = false;
   double delta_init = kDiwpDeltaInit;  ///< initial delta of every IW layer
 };
-
-/// One inverse-Wishart layer's sample over the inducing block (and, for hidden layers, the
-/// conditional train/test blocks).
-struct IwLayerSample {
-  kernels::GramBlocks G;
-  autodiff::Var log_p;  ///< log P of the inducing-block sample (Omega for layer 1)
-  autodiff::Var log_q;  ///< log Q of the same sample
-};
-
-/// V V^T / n for an n x n V: the posterior's addition to the IW scale (the same for every sample,
-/// so computed once per ELBO / prediction call and passed to the layers below).
-autodiff::Var diwp_v_term(const autodiff::Var& V);
-
-/// Layer 1: Omega ~ Q, G_1 = X' Omega X'^T / N0 for inducing (Fi) and train/test (Ft) features;
-/// v_term = diwp_v_term(V_1) (N0 x N0).
-IwLayerSample diwp_input_layer(const autodiff::Var& Fi, const autodiff::Var& Ft,
-                               const autodiff::Var& log_delta, const autodiff::Var& log_gamma,
-                               const autodiff::Var& v_term, random::Stream& rng,
-                               distributions::GammaMethod method);
-
-/// A hidden layer: G_ii ~ Q(. | K_ii), train/test blocks from the conditional prior given G_ii.
-/// K carries the kernel blocks K(G_{l-1}) (jitter included); v_term = diwp_v_term(V_l) (P x P).
-IwLayerSample diwp_hidden_layer(const kernels::GramBlocks& K, const autodiff::Var& log_delta,
-                                const autodiff::Var& log_gamma, const autodiff::Var& v_term,
-                                random::Stream& rng, distributions::GammaMethod method,
-                                bool reference_batch_dof);
 
 class Diwp final : public GramModel {
  public:

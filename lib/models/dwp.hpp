@@ -35,45 +35,19 @@
 #include <string>
 #include <vector>
 
-#include "distributions/gamma_op.hpp"
+#include "layers/wishart.hpp"
 #include "models/model.hpp"
 
 namespace dkp::models {
 
-enum class DwpPosterior { Gw, Agw, Abgw };
-
-/// "gw" (or empty), "agw", "abgw". @throws ConfigError otherwise
-DwpPosterior parse_dwp_posterior(const std::string& name);
-std::string to_string(DwpPosterior p);
-
-struct DwpConfig {
+/// The DWP's configuration: the hidden Wishart layers' options (layers/wishart.hpp) and the rest.
+struct DwpConfig : layers::WishartOptions {
   size_t depth = 2;
   size_t width = 0;       ///< nu of every hidden layer; 0 means the number of input features
   size_t inducing = 100;  ///< P; capped at the number of training points
-  DwpPosterior posterior = DwpPosterior::Gw;
-  double jitter = 1e-6;  ///< added to K_ii, relative to the kernel variance (as GiDgp; bayesfunc)
-  /// Q's Cholesky is of Psi + q_jitter max(Psi) I, max not differentiated (bayesfunc dwp.py).
-  double q_jitter = 1e-8;
-  double logit_q_init = -4.0;    ///< q = sigmoid(-4) = 0.018 (bayesfunc dwp.py)
-  double log_sigma_init = -3.0;  ///< Bartlett off-diagonal std e^-3 (bayesfunc dwp.py)
-  /// mu_ij ~ N(0, 1) * mu_init_scale / sqrt(m) (bayesfunc dwp.py uses 1: random, not 0).
-  double mu_init_scale = 1.0;
-  double log_prec_init = -4.0;       ///< output GIGP layer, as GiDgp (bayesfunc master)
-  double noise_var_init = 1.0;       ///< bayesfunc NormalLearnedScale: log sigma = 0
-  bool sticking_the_landing = true;  ///< GW paper appendix F
-  /// A-GW / AB-GW: sticking the landing for A' and B as well (they enter log Q as constants;
-  /// an unbiased estimator like the Bartlett parameters' STL). Off: the AGW paper says nothing.
-  bool stl_mixing = false;
-  /// A-GW / AB-GW: A'_l = a_prime_scale Phi_l with Phi_l the stored parameter (init I / scale),
-  /// so Adam's steps on A' are a_prime_scale times the learning rate (1: A' itself).
-  double a_prime_scale = 1.0;
-  /// Bartlett means as bayesfunc's WishartLayer holds them: mu = mu_raw / sqrt(m) with mu_raw the
-  /// stored parameter (its `mu_unscaled`, init N(0, mu_init_scale^2)), so Adam's steps on mu are
-  /// the learning rate / sqrt(m). False: mu itself is the parameter (steps of the learning rate).
-  bool mu_raw = false;
-  /// How the Bartlett Gamma draws are made; Inversion makes a fixed seed a smooth function of the
-  /// parameters (gradient tests), Rejection is fast (what torch does).
-  distributions::GammaMethod gamma_method = distributions::GammaMethod::Rejection;
+  double jitter = 1e-6;   ///< added to K_ii, relative to the kernel variance (as GiDgp; bayesfunc)
+  double log_prec_init = -4.0;  ///< output GIGP layer, as GiDgp (bayesfunc master)
+  double noise_var_init = 1.0;  ///< bayesfunc NormalLearnedScale: log sigma = 0
 };
 
 class Dwp final : public Model {
@@ -116,28 +90,18 @@ class Dwp final : public Model {
   struct SampleOut {
     autodiff::Var f_mean, f_var, logpq;  // output layer: B x 1, B x 1, 1 x 1
   };
-  /// The sample-independent parts of Psi_l = w_l K_ii + V_term_l per hidden layer, computed once
-  /// per ELBO / prediction call (V V^T is a P^3 product).
-  struct Shared {
-    std::vector<autodiff::Var> kernel_weight;  ///< (1 - q_l) / nu, 1 x 1
-    std::vector<autodiff::Var> v_term;         ///< q_l exp(v_scale_l) V_l V_l^T, P x P
-    /// A-GW / AB-GW: A'_l and log|det A'_l| (1 x 1), shared by every sample's A_l = L_Q A'_l.
-    std::vector<autodiff::Var> a_prime, logdet_a_prime;
-    /// With stl_mixing: A'_l^{-1} (values), for log Q at constant A' (factor_at_fixed_mixing);
-    /// only the ELBO evaluates log Q, so predict leaves it out of its per-sample copies.
-    std::vector<arma::mat> a_prime_inv;
-  };
+  /// Every hidden layer's sample-independent parts (WishartLayer::share), computed once per
+  /// ELBO / prediction call.
+  using Shared = std::vector<layers::WishartLayer::Shared>;
   Shared prepare(const VarMap& p) const;
   /// What layer l computes from its inputs (F_i, F_t) before any sampling: the kernel blocks and,
   /// for a hidden layer, the prior and posterior scales and the conditional's regression. Layer 1's
   /// inputs are the data, so its part is the same for every sample: elbo and predict compute it
   /// once per call (about 40% of a depth-2 step, 20% at depth 5).
   struct LayerPrep {
-    autodiff::Var h, Kii, Kit;  ///< SE kernel: variance (1 x 1), P x P, P x B
-    autodiff::Var tt;           ///< the SE kernel's diagonal at the B points, h (B x 1)
-    autodiff::Var Lk, Lp;       ///< hidden layers: chol K_ii, chol(K_ii / nu) (the prior's scale)
-    autodiff::Var Lq;           ///< chol Psi, the posterior's scale
-    autodiff::Var Ak, sd;       ///< layer 1 only: L_K^{-1} K_it (P x B), sqrt(Sigma_tt.i) (B x 1)
+    autodiff::Var h, Kii, Kit;           ///< SE kernel: variance (1 x 1), P x P, P x B
+    autodiff::Var tt;                    ///< the SE kernel's diagonal at the B points, h (B x 1)
+    layers::WishartLayer::Prep wishart;  ///< hidden layers: the Wishart layer's part
   };
   LayerPrep prepare_layer(const VarMap& p, const Shared& shared, size_t l, const autodiff::Var& Fi,
                           const autodiff::Var& Ft) const;
@@ -149,7 +113,8 @@ class Dwp final : public Model {
                     bool with_logpq = true) const;
 
   DwpConfig cfg_;
-  size_t d0_ = 0, width_ = 0, m_ = 0;  // m = min(P, nu) Bartlett columns
+  size_t d0_ = 0, width_ = 0;
+  std::vector<layers::WishartLayer> hidden_;  ///< layers 1 .. depth - 1
   ParamMap init_;
 };
 

@@ -22,7 +22,7 @@ namespace {
 // `--depth` means the number of kernel applications (GP layers including the output layer) for
 // every model: DGP-3 is F1 ~ GP(K(X)), F2 ~ GP(K(F1)), f ~ GP(K(F2)), the DKP paper's "three
 // layers (two hidden layers and one output layer), with three applications of the kernel"
-// (sec. 7), and DWP/DGP depth 2..5 in the Wishart papers. The Gram-kernel models (nngp.hpp)
+// (sec. 7), and DWP/DGP depth 2..5 in the Wishart papers. The Gram-kernel models (gram_model.hpp)
 // number the input Gram as layer 1 as well, so their own depth is one more.
 size_t gram_model_depth(size_t depth) {
   if (depth < 1) throw ConfigError("depth must be at least 1");
@@ -193,7 +193,7 @@ std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_trai
     cfg.depth = spec.depth;
     cfg.width = spec.width;
     cfg.inducing = spec.inducing;
-    cfg.posterior = parse_dwp_posterior(spec.posterior);  // empty -> gw
+    cfg.posterior = layers::parse_wishart_posterior(spec.posterior);  // empty -> gw
     cfg.sticking_the_landing = spec.sticking_the_landing;
     cfg.stl_mixing = spec.stl_mixing;  // checked by check_model_options
     cfg.mu_raw = spec.mu_raw;

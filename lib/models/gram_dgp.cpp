@@ -3,38 +3,12 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
-#include "layers/gigp.hpp"
+#include "layers/gram_gp.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
 
 using autodiff::Var;
-
-namespace {
-
-// Layer l's GIGP parameters, checked against the P inducing points.
-layers::GigpParams gigp_params(const Var& v, const Var& L_loc, const Var& L_scale, arma::uword P) {
-  if (v.n_rows() != P || v.n_cols() < 1 || L_loc.n_rows() != P || L_loc.n_cols() != P) {
-    throw Error(fmt::format("gram dgp hidden layer: v {}x{}, L_loc {}x{} with {} inducing points",
-                            v.n_rows(), v.n_cols(), L_loc.n_rows(), L_loc.n_cols(), P));
-  }
-  return {v, L_loc, L_scale};
-}
-
-// The features' Gram blocks of one sample of a hidden GP layer.
-GpLayerSample gram_dgp_layer_sample(const layers::GigpPrepared& g, random::Stream& rng) {
-  const layers::GigpOutput out = layers::gigp_sample(g, rng);
-  const Var Ft = layers::sample_outputs(out, rng);
-  return {kernels::features_to_gram(out.u, Ft, double(out.u.n_cols())), out.logpq};
-}
-
-}  // namespace
-
-GpLayerSample gram_dgp_hidden_layer(const kernels::GramBlocks& K, const Var& v, const Var& L_loc,
-                                    const Var& L_scale, random::Stream& rng) {
-  const layers::GigpParams gp = gigp_params(v, L_loc, L_scale, K.ii.n_rows());
-  return gram_dgp_layer_sample(layers::gigp_prepare({K.ii, K.it, K.tt}, gp), rng);
-}
 
 GramDgp::GramDgp(const GramDgpConfig& cfg, const arma::mat& X_train, const arma::vec& y_train,
                  random::Stream& init)
@@ -63,8 +37,8 @@ GramModel::HiddenShared GramDgp::hidden_shared(const VarMap& p, const Var& X) co
   shared.input_gram = kernels::features_to_gram(Fi, Ft, double(d0_));
   const kernels::GramBlocks K = kernel(p, 2, shared.input_gram);
   const layers::GigpParams gp =
-      gigp_params(get(p, layer_key(2, "v")), get(p, layer_key(2, "L_loc")),
-                  get(p, layer_key(2, "L_scale")), K.ii.n_rows());
+      layers::gram_gp_params(get(p, layer_key(2, "v")), get(p, layer_key(2, "L_loc")),
+                             get(p, layer_key(2, "L_scale")), K.ii.n_rows());
   shared.first = layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
   layers::gigp_share(*shared.first);  // every sample finishes it
   return shared;
@@ -77,7 +51,7 @@ GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, const HiddenSha
   std::vector<kernels::GramBlocks> layers{shared.first ? shared.input_gram : kernels::GramBlocks{}};
   size_t l = 2;
   if (shared.first) {  // layer 2 on K(G_1), prepared once for all samples
-    const GpLayerSample s = gram_dgp_layer_sample(*shared.first, rng);
+    const layers::GramLayerSample s = layers::gram_gp_sample(*shared.first, rng);
     layers.push_back(s.G);
     logpq = logpq + s.logpq;
     l = 3;
@@ -86,8 +60,8 @@ GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, const HiddenSha
     layers[0] = kernels::features_to_gram(Fi, Ft, double(d0_));
   }
   for (; l < cfg_.depth; ++l) {
-    const GpLayerSample s =
-        gram_dgp_hidden_layer(kernel(p, l, layers.back()), get(p, layer_key(l, "v")),
+    const layers::GramLayerSample s =
+        layers::gram_gp_layer(kernel(p, l, layers.back()), get(p, layer_key(l, "v")),
                               get(p, layer_key(l, "L_loc")), get(p, layer_key(l, "L_scale")), rng);
     layers.push_back(s.G);
     logpq = logpq + s.logpq;

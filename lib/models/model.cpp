@@ -13,14 +13,6 @@
 
 namespace dkp::models {
 
-VarMap to_vars(autodiff::Tape& tape, const ParamMap& params, bool with_grad) {
-  VarMap vars;
-  for (const auto& [name, value] : params) {
-    vars.emplace(name, with_grad ? tape.variable(value) : tape.constant(value));
-  }
-  return vars;
-}
-
 autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_mean,
                                const autodiff::Var& f_var, const autodiff::Var& log_s2,
                                const autodiff::Var& inv_s2) {
@@ -39,10 +31,6 @@ size_t inducing_points(const Model& model) {
       return value.n_rows;
   }
   return 0;
-}
-
-std::string layer_key(size_t layer, const char* what) {
-  return fmt::format("layer{}.{}", layer, what);
 }
 
 arma::uvec init_inducing_inputs(const char* model, const arma::mat& X, const arma::vec& y,
@@ -74,12 +62,6 @@ ElboEstimate assemble_elbo(const autodiff::Var& ell_total, const autodiff::Var& 
   e.expected_loglik = ell_mean.scalar();
   e.kl = kl.scalar();
   return e;
-}
-
-const autodiff::Var& get(const VarMap& vars, const std::string& name) {
-  auto it = vars.find(name);
-  if (it == vars.end()) throw Error(fmt::format("model parameter '{}' is missing", name));
-  return it->second;
 }
 
 std::string hidden_csv(const Predictive& pred) {

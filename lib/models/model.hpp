@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/params.hpp"
 #include "autodiff/tape.hpp"
 #include "likelihoods/softmax.hpp"
 #include "linalg/chol.hpp"
@@ -16,13 +17,12 @@
 
 namespace dkp::models {
 
-/// Unconstrained parameter values by name (what the optimiser updates and checkpoints store).
-using ParamMap = std::map<std::string, arma::mat>;
-/// The same parameters as Vars on a tape.
-using VarMap = std::map<std::string, autodiff::Var>;
-
-/// Parameter name of a layer's parameter: "layer{l}.{what}".
-std::string layer_key(size_t layer, const char* what);
+// The named parameter sets (autodiff/params.hpp), used unqualified throughout the models.
+using autodiff::get;
+using autodiff::layer_key;
+using autodiff::ParamMap;
+using autodiff::to_vars;
+using autodiff::VarMap;
 
 /// The start the inducing-point models' constructors share: checks that X and y hold the same
 /// number (at least 2) of training points with at least one feature, picks min(inducing, N) of
@@ -103,9 +103,6 @@ size_t inducing_points(const Model& model);
 /// samples, and when the shapes disagree with the N points of pred.mean.
 std::string hidden_csv(const Predictive& pred);
 
-/// Puts every parameter on `tape` as a variable (with gradient) or as a constant.
-VarMap to_vars(autodiff::Tape& tape, const ParamMap& params, bool with_grad);
-
 /// Sum over the batch of E_{f ~ N(m, v)} log N(y; f, s2) (analytic), with m = f_mean and v = f_var
 /// (B x 1 each), y (B x 1) and inv_s2 = 1 / s2 = exp(-log_s2) (1 x 1 each).
 autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_mean,
@@ -116,8 +113,5 @@ autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_me
 /// and points, logpq_total = sum over samples of log p - log q; KL = -logpq_total / (S n_train).
 ElboEstimate assemble_elbo(const autodiff::Var& ell_total, const autodiff::Var& logpq_total,
                            double samples, double batch, double n_train, double kl_weight);
-
-/// Looks a parameter up; throws dkp::Error naming it when absent.
-const autodiff::Var& get(const VarMap& vars, const std::string& name);
 
 }  // namespace dkp::models

@@ -17,10 +17,12 @@
 #include <map>
 #include <string>
 
+#include "autodiff/params.hpp"
+
 namespace dkp::training {
 
-/// Parameter values (or gradients) by name; the same type as models::ParamMap.
-using ParameterSet = std::map<std::string, arma::mat>;
+/// Parameter values (or gradients) by name.
+using ParameterSet = autodiff::ParamMap;
 
 /// Adam's per-run state: first and second moment estimates per parameter and the step count.
 struct AdamState {

@@ -23,14 +23,14 @@ namespace {
 
 // One group's estimate on its own tape; group_seconds is its wall time, the tape's release
 // included.
-ElboGradient one_group(const models::Model& model, const models::ParamMap& params,
+ElboGradient one_group(const models::Model& model, const autodiff::ParamMap& params,
                        const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
                        double kl_weight, random::Stream& noise, bool with_grad) {
   const auto t0 = std::chrono::steady_clock::now();
   ElboGradient out;
   {
     autodiff::Tape tape;
-    const models::VarMap vars = models::to_vars(tape, params, with_grad);
+    const autodiff::VarMap vars = autodiff::to_vars(tape, params, with_grad);
     const models::ElboEstimate e = model.elbo(vars, X, y, n_train, samples, kl_weight, noise);
     out.elbo = e.elbo.scalar();
     out.expected_loglik = e.expected_loglik;
@@ -48,7 +48,7 @@ ElboGradient one_group(const models::Model& model, const models::ParamMap& param
 
 }  // namespace
 
-ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& params,
+ElboGradient elbo_gradient(const models::Model& model, const autodiff::ParamMap& params,
                            const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
                            double kl_weight, random::Stream& noise, size_t threads,
                            bool with_grad) {
@@ -87,7 +87,7 @@ ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& p
   return out;
 }
 
-models::Predictive predict(const models::Model& model, const models::ParamMap& params,
+models::Predictive predict(const models::Model& model, const autodiff::ParamMap& params,
                            const arma::mat& X, size_t samples, random::Stream& rng, size_t threads,
                            bool keep_hidden) {
   const std::vector<size_t> sizes = sample_groups(samples, threads);

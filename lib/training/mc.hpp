@@ -36,7 +36,7 @@ struct ElboGradient {
   double elbo = 0.0;
   double expected_loglik = 0.0;  ///< as models::ElboEstimate
   double kl = 0.0;
-  models::ParamMap grad;   ///< d elbo / d parameter (empty unless with_grad)
+  autodiff::ParamMap grad;   ///< d elbo / d parameter (empty unless with_grad)
   linalg::CholStats chol;  ///< the evaluation's Cholesky factorisations (all groups' tapes)
   /// Wall seconds of each sample group's evaluation, group order (one entry with one group). The
   /// call waits for the slowest; a spread between equal groups means unequal cores.
@@ -46,13 +46,13 @@ struct ElboGradient {
 /// model.elbo(params, X, y, n_train, samples, kl_weight, noise) (and its gradient) with the
 /// samples split over `threads` threads as described above; one call on this thread when the
 /// model's ELBO is deterministic (Model::deterministic_elbo), which a split would only repeat.
-ElboGradient elbo_gradient(const models::Model& model, const models::ParamMap& params,
+ElboGradient elbo_gradient(const models::Model& model, const autodiff::ParamMap& params,
                            const arma::mat& X, const arma::vec& y, double n_train, size_t samples,
                            double kl_weight, random::Stream& noise, size_t threads, bool with_grad);
 
 /// model.predict(params, X, samples, rng, keep_hidden) with the samples split over `threads`
 /// threads: the groups' columns (and hidden samples) side by side, group 0 first.
-models::Predictive predict(const models::Model& model, const models::ParamMap& params,
+models::Predictive predict(const models::Model& model, const autodiff::ParamMap& params,
                            const arma::mat& X, size_t samples, random::Stream& rng, size_t threads,
                            bool keep_hidden = false);
 

@@ -154,7 +154,7 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
                       "learning rate or check the data.",
                       step, e.expected_loglik, e.kl));
     }
-    models::ParamMap grads;
+    autodiff::ParamMap grads;
     for (const auto& [name, g0] : e.grad) {
       arma::mat g = -g0;  // minimise the negative ELBO
       if (!g.is_finite()) {
@@ -209,7 +209,7 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
 
 namespace dkp::training {
 
-double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
+double estimate_elbo(const models::Model& model, const autodiff::ParamMap& params, const arma::mat& X,
                      const arma::vec& y, size_t samples, random::Stream& rng, size_t threads,
                      size_t chunk, linalg::CholStats* chol) {
   const size_t N = X.n_rows;
@@ -233,7 +233,7 @@ double estimate_elbo(const models::Model& model, const models::ParamMap& params,
   return ell - kl / double(chunks);
 }
 
-ElboRepeats estimate_elbo_repeated(const models::Model& model, const models::ParamMap& params,
+ElboRepeats estimate_elbo_repeated(const models::Model& model, const autodiff::ParamMap& params,
                                    const arma::mat& X, const arma::vec& y, size_t samples,
                                    size_t repeats, const random::Stream& parent,
                                    std::string_view purpose, size_t threads) {

@@ -62,7 +62,7 @@ struct StepInfo {
 };
 
 struct TrainReport {
-  models::ParamMap params;
+  autodiff::ParamMap params;
   size_t steps = 0;
   size_t resumed_from = 0;     ///< step of the checkpoint resumed from (0: fresh)
   double train_seconds = 0.0;  ///< wall time of the steps done in this process
@@ -110,7 +110,7 @@ inline constexpr size_t kElboChunk = 10000;
 /// Per-datapoint ELBO (KL weight 1) on the whole training set, evaluated in chunks of at most
 /// `chunk` points: sum_c (n_c / N) E log p(y_c | f) - mean_c KL_c, the samples of each chunk split
 /// over `threads` threads (mc.hpp). Its Cholesky factorisations are added to `chol` (if given).
-double estimate_elbo(const models::Model& model, const models::ParamMap& params, const arma::mat& X,
+double estimate_elbo(const models::Model& model, const autodiff::ParamMap& params, const arma::mat& X,
                      const arma::vec& y, size_t samples, random::Stream& rng, size_t threads = 1,
                      size_t chunk = kElboChunk, linalg::CholStats* chol = nullptr);
 
@@ -126,7 +126,7 @@ struct ElboRepeats {
 };
 
 /// Throws ConfigError when repeats is 0.
-ElboRepeats estimate_elbo_repeated(const models::Model& model, const models::ParamMap& params,
+ElboRepeats estimate_elbo_repeated(const models::Model& model, const autodiff::ParamMap& params,
                                    const arma::mat& X, const arma::vec& y, size_t samples,
                                    size_t repeats, const random::Stream& parent,
                                    std::string_view purpose, size_t threads = 1);

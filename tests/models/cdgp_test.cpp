@@ -14,9 +14,9 @@
 #include "test_support.hpp"
 #include "util/error.hpp"
 
+using dkp::autodiff::ParamMap;
 using dkp::models::CdgpConfig;
 using dkp::models::CompositionalDgp;
-using dkp::models::ParamMap;
 using dkp::test::Tiny;
 using dkp::test::tiny_data;
 
@@ -67,7 +67,7 @@ double kl_plain(const arma::vec& m, const arma::mat& S, const arma::vec& mu, con
 // The KL term of the ELBO estimate (total over the data set, KL weight 1, one sample).
 double model_kl(const CompositionalDgp& model, const ParamMap& p, const Tiny& d) {
   dkp::autodiff::Tape tape;
-  const auto v = dkp::models::to_vars(tape, p, false);
+  const auto v = dkp::autodiff::to_vars(tape, p, false);
   dkp::random::Stream r(1);
   const double n = double(d.X.n_rows);
   return model.elbo(v, d.X, d.y, n, 1, 1.0, r).kl * n;
@@ -268,7 +268,7 @@ TEST_CASE("compositional DGP: bad configurations and inputs") {
   const CompositionalDgp model(small("dsvi"), init);
   const Tiny d = tiny_data(6, 2, 1);  // two features: the model takes one
   dkp::autodiff::Tape tape;
-  const auto v = dkp::models::to_vars(tape, model.initial_parameters(), false);
+  const auto v = dkp::autodiff::to_vars(tape, model.initial_parameters(), false);
   dkp::random::Stream r(1);
   CHECK_THROWS_AS(model.elbo(v, d.X, d.y, 6.0, 1, 1.0, r), dkp::Error);
   CHECK_THROWS_AS(model.predict(model.initial_parameters(), d.X, 2, r), dkp::Error);

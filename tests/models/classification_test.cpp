@@ -82,7 +82,7 @@ void check_every_parameter(const models::Model& m, const Data& d, double jiggle,
     values.push_back(v + jiggle * rnd::normal_matrix(noise_init, v.n_rows, v.n_cols));
   }
   const ad::ScalarFunction f = [&](ad::Tape&, const std::vector<ad::Var>& v) {
-    models::VarMap vars;
+    dkp::autodiff::VarMap vars;
     for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
     rnd::Stream noise(777);
     return m.elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
@@ -94,9 +94,10 @@ void check_every_parameter(const models::Model& m, const Data& d, double jiggle,
   }
 }
 
-double elbo_value(const models::Model& m, const models::ParamMap& p, const Data& d, size_t S) {
+double elbo_value(const models::Model& m, const dkp::autodiff::ParamMap& p, const Data& d,
+                  size_t S) {
   ad::Tape tape;
-  const auto vars = models::to_vars(tape, p, false);
+  const auto vars = dkp::autodiff::to_vars(tape, p, false);
   rnd::Stream rng(5);
   return m.elbo(vars, d.X, d.y, double(d.X.n_rows), S, 1.0, rng).elbo.scalar();
 }
@@ -139,7 +140,7 @@ void check_depth1_is_sgp(size_t C, arma::uword latent, uint64_t salt) {
   sc.num_classes = C;
   const models::DsviDgp dgp(dc, d.X, Z);
   const models::SgpModel sgp(sc, Z);
-  models::ParamMap p = sgp.initial_parameters();
+  dkp::autodiff::ParamMap p = sgp.initial_parameters();
   REQUIRE(dgp.initial_parameters().size() == p.size());
   for (auto& [name, v] : p) v += 0.2 * rnd::normal_matrix(s, v.n_rows, v.n_cols);
   CHECK(elbo_value(dgp, p, d, 2) == doctest::Approx(elbo_value(sgp, p, d, 2)).epsilon(1e-13));

@@ -10,6 +10,7 @@
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_linalg.hpp"
 #include "distributions/inverse_wishart.hpp"
+#include "layers/inverse_wishart.hpp"
 #include "model_test_support.hpp"
 #include "models/diwp.hpp"
 #include "models/factory.hpp"
@@ -125,9 +126,10 @@ TEST_CASE("DIWP layers: log P of the Q sample equals the inverse-Wishart density
     const auto K = dkp::kernels::se_gram(G0, tape.constant(0.0), tape.constant(0.0), 1e-4);
     const arma::mat V = dkp::random::normal_matrix(s, P, P);
     dkp::random::Stream noise(3);
-    const auto out = dm::diwp_hidden_layer(K, tape.constant(log_delta), tape.constant(log_gamma),
-                                           dm::diwp_v_term(tape.constant(V)), noise,
-                                           dkp::distributions::GammaMethod::Rejection, false);
+    const auto out =
+        dkp::layers::iw_hidden_layer(K, tape.constant(log_delta), tape.constant(log_gamma),
+                                     dkp::layers::iw_v_term(tape.constant(V)), noise,
+                                     dkp::distributions::GammaMethod::Rejection, false);
     const double delta = std::exp(log_delta);
     const arma::mat L_p = std::sqrt(delta) * arma::chol(K.ii.val(), "lower");
     const double direct =
@@ -152,10 +154,10 @@ TEST_CASE("DIWP layers: log P of the Q sample equals the inverse-Wishart density
     const arma::mat V = dkp::random::normal_matrix(s, N0, N0);
     const arma::mat Xt = dkp::random::normal_matrix(s, B, N0);
     dkp::random::Stream noise(4);
-    const auto out = dm::diwp_input_layer(tape.constant(arma::eye(N0, N0)), tape.constant(Xt),
-                                          tape.constant(log_delta), tape.constant(log_gamma),
-                                          dm::diwp_v_term(tape.constant(V)), noise,
-                                          dkp::distributions::GammaMethod::Rejection);
+    const auto out = dkp::layers::iw_input_layer(
+        tape.constant(arma::eye(N0, N0)), tape.constant(Xt), tape.constant(log_delta),
+        tape.constant(log_gamma), dkp::layers::iw_v_term(tape.constant(V)), noise,
+        dkp::distributions::GammaMethod::Rejection);
     const arma::mat Omega = double(N0) * out.G.ii.val();  // G_ii = I Omega I / N0
     const double delta = std::exp(log_delta);
     const double direct =
@@ -192,7 +194,7 @@ TEST_CASE(
       ad::Tape tape;
       const dkp::kernels::GramBlocks Kc{tape.constant(K.ii.val()), tape.constant(K.it.val()),
                                         tape.constant(K.tt.val())};
-      const auto out = dm::diwp_hidden_layer(
+      const auto out = dkp::layers::iw_hidden_layer(
           Kc, tape.constant(log_delta), tape.constant(-1000.0), tape.constant(arma::zeros(P, P)),
           noise, dkp::distributions::GammaMethod::Rejection, reference_dof);
       ii.col(k) = arma::vectorise(out.G.ii.val());

@@ -41,10 +41,10 @@ Data toy(arma::uword n, arma::uword d, uint64_t salt) {
   return t;
 }
 
-double elbo_value(const models::Model& m, const models::ParamMap& p, const Data& d, size_t S,
+double elbo_value(const models::Model& m, const dkp::autodiff::ParamMap& p, const Data& d, size_t S,
                   uint64_t seed) {
   Tape tape;
-  const auto vars = models::to_vars(tape, p, false);
+  const auto vars = dkp::autodiff::to_vars(tape, p, false);
   rnd::Stream rng(seed);
   return m.elbo(vars, d.X, d.y, double(d.X.n_rows), S, 1.0, rng).elbo.scalar();
 }
@@ -223,7 +223,7 @@ TEST_CASE("DSVI ELBO gradient w.r.t. every parameter at a fixed noise draw") {
       values.push_back(v + 0.3 * rnd::normal_matrix(jiggle, v.n_rows, v.n_cols));
     }
     const ad::ScalarFunction f = [&](Tape&, const std::vector<Var>& v) {
-      models::VarMap vars;
+      dkp::autodiff::VarMap vars;
       for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
       rnd::Stream noise(777);  // the same noise draw at every evaluation
       return model.elbo(vars, d.X, d.y, 40.0, 2, 0.6, noise).elbo;
@@ -249,7 +249,7 @@ TEST_CASE("DSVI with depth 1 is the SGP") {
     const models::DsviDgp dgp(dc, d.X, Z);
     const models::SgpModel sgp(sc, Z);
     REQUIRE(dgp.initial_parameters().size() == sgp.initial_parameters().size());
-    models::ParamMap p = sgp.initial_parameters();
+    dkp::autodiff::ParamMap p = sgp.initial_parameters();
     for (auto& [name, v] : p) v += 0.2 * rnd::normal_matrix(s, v.n_rows, v.n_cols);
     CHECK(elbo_value(dgp, p, d, 3, 1) ==
           doctest::Approx(elbo_value(sgp, p, d, 3, 1)).epsilon(1e-13));
@@ -271,7 +271,7 @@ TEST_CASE("DSVI ELBO and predictions are determined by the seed, not by the samp
     CAPTURE(name);
     CHECK(arma::approx_equal(v, m2.initial_parameters().at(name), "absdiff", 0.0));
   }
-  models::ParamMap p = m1.initial_parameters();
+  dkp::autodiff::ParamMap p = m1.initial_parameters();
   rnd::Stream s(dkp::test::seed() + 42);
   for (auto& [name, v] : p) v += 0.1 * rnd::normal_matrix(s, v.n_rows, v.n_cols);
 
@@ -323,14 +323,14 @@ TEST_CASE("DSVI hidden samples: layer 1's follow its marginals N(mu, s + jitter)
   const models::DsviConfig cfg = config8(2);
   rnd::Stream init(5);
   const models::DsviDgp m(cfg, d.X, init);
-  models::ParamMap p = m.initial_parameters();
+  dkp::autodiff::ParamMap p = m.initial_parameters();
   rnd::Stream jig(dkp::test::seed() + 43);
   for (auto& [name, v] : p) v += 0.3 * rnd::normal_matrix(jig, v.n_rows, v.n_cols);
   const size_t S = 4000;
   rnd::Stream r(dkp::test::seed() + 44);
   const auto pred = m.predict(p, test.X, S, r, true);
   Tape tape;
-  const models::VarMap vars = models::to_vars(tape, p, false);
+  const dkp::autodiff::VarMap vars = dkp::autodiff::to_vars(tape, p, false);
   const layers::Marginals f =
       m.layers()[0].marginals(m.layers()[0].prepare(vars), tape.constant(test.X));
   const arma::mat& mu = f.mean.val();

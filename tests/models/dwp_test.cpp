@@ -17,10 +17,10 @@
 #include "util/error.hpp"
 
 namespace ad = dkp::autodiff;
+using dkp::autodiff::ParamMap;
+using dkp::layers::WishartPosterior;
 using dkp::models::Dwp;
 using dkp::models::DwpConfig;
-using dkp::models::DwpPosterior;
-using dkp::models::ParamMap;
 
 using dkp::test::elbo_function;
 using dkp::test::jiggled;
@@ -29,7 +29,8 @@ using dkp::test::tiny_data;
 
 namespace {
 
-const DwpPosterior kPosteriors[] = {DwpPosterior::Gw, DwpPosterior::Agw, DwpPosterior::Abgw};
+const WishartPosterior kPosteriors[] = {WishartPosterior::Gw, WishartPosterior::Agw,
+                                        WishartPosterior::Abgw};
 
 // A parameter name is "layer<l>.<name>": whether it ends with `suffix`.
 bool has_suffix(const std::string& name, const std::string& suffix) {
@@ -48,7 +49,7 @@ struct Shape {
 };
 
 // Depth 3, width 3 (nu < P), P = 4 inducing points, q = sigmoid(-1) so that V matters.
-DwpConfig depth3_config(DwpPosterior post) {
+DwpConfig depth3_config(WishartPosterior post) {
   DwpConfig cfg;
   cfg.depth = 3;
   cfg.width = 3;
@@ -63,9 +64,9 @@ DwpConfig depth3_config(DwpPosterior post) {
 TEST_CASE("DWP ELBO gradients match finite differences for every parameter (all posteriors)") {
   // P = 4 inducing points, 2 input features; widths below (nu < P), equal to and above P.
   const Shape shapes[] = {{1, 0}, {2, 2}, {2, 6}, {3, 3}, {3, 5}};
-  for (DwpPosterior post : kPosteriors) {
+  for (WishartPosterior post : kPosteriors) {
     for (const Shape& sh : shapes) {
-      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(dkp::layers::to_string(post));
       CAPTURE(sh.depth);
       CAPTURE(sh.width);
       const Tiny data = tiny_data(7, 2, dkp::test::seed() + sh.depth);
@@ -129,8 +130,8 @@ void check_reparameterised(const DwpConfig& cfg, const DwpConfig& scaled, const 
 }  // namespace
 
 TEST_CASE("DWP --a-prime-scale c: the same model at A' = c Phi, Phi's gradient c times A''s") {
-  for (DwpPosterior post : {DwpPosterior::Agw, DwpPosterior::Abgw}) {
-    CAPTURE(dkp::models::to_string(post));
+  for (WishartPosterior post : {WishartPosterior::Agw, WishartPosterior::Abgw}) {
+    CAPTURE(dkp::layers::to_string(post));
     const DwpConfig cfg = depth3_config(post);
     DwpConfig scaled = cfg;
     scaled.a_prime_scale = 0.1;
@@ -139,8 +140,8 @@ TEST_CASE("DWP --a-prime-scale c: the same model at A' = c Phi, Phi's gradient c
 }
 
 TEST_CASE("DWP --mu-param bayesfunc: mu = mu_raw / sqrt(m), mu_raw's gradient mu's / sqrt(m)") {
-  for (DwpPosterior post : kPosteriors) {
-    CAPTURE(dkp::models::to_string(post));
+  for (WishartPosterior post : kPosteriors) {
+    CAPTURE(dkp::layers::to_string(post));
     const DwpConfig cfg = depth3_config(post);  // nu = 3 < P = 4: m = 3
     DwpConfig raw = cfg;
     raw.mu_raw = true;
@@ -217,8 +218,8 @@ void check_score_dropped(const DwpConfig& full_cfg, const DwpConfig& reduced_cfg
 TEST_CASE(
     "DWP sticking the landing: only the Bartlett parameters' gradients change, by a "
     "zero-mean score term") {
-  for (DwpPosterior post : kPosteriors) {
-    CAPTURE(dkp::models::to_string(post));
+  for (WishartPosterior post : kPosteriors) {
+    CAPTURE(dkp::layers::to_string(post));
     DwpConfig cfg = depth3_config(post);
     cfg.q_jitter = 0.0;
     cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
@@ -232,9 +233,9 @@ TEST_CASE(
 TEST_CASE(
     "DWP sticking the landing on A' and B: only their gradients change, by a zero-mean score "
     "term") {
-  for (DwpPosterior post : {DwpPosterior::Agw, DwpPosterior::Abgw}) {
+  for (WishartPosterior post : {WishartPosterior::Agw, WishartPosterior::Abgw}) {
     for (size_t width : {3, 5}) {  // nu < P (T is 4 x 3) and nu > P (4 x 4)
-      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(dkp::layers::to_string(post));
       CAPTURE(width);
       DwpConfig cfg = depth3_config(post);
       cfg.width = width;
@@ -350,9 +351,9 @@ TEST_CASE("DWP prior: hidden Gram matrices agree in distribution with the DGP pr
 
 TEST_CASE("DWP: posterior parameters equal to the prior's give log P - log Q = 0 at every sample") {
   const Tiny data = tiny_data(9, 2, 21);
-  for (DwpPosterior post : kPosteriors) {
+  for (WishartPosterior post : kPosteriors) {
     for (size_t nu : {2, 3, 6}) {  // P = 4: nu < P and nu > P
-      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(dkp::layers::to_string(post));
       CAPTURE(nu);
       DwpConfig cfg;
       cfg.depth = 3;
@@ -366,13 +367,13 @@ TEST_CASE("DWP: posterior parameters equal to the prior's give log P - log Q = 0
       // A-GW / AB-GW: A' orthogonal (not triangular) and B = diag(+-1) leave Q = P, since
       // R T T^T R^T ~ W(I, nu) for orthogonal R; this exercises the |det A| and T-recovery terms.
       ParamMap rotated = prior;
-      if (post != DwpPosterior::Gw) {
+      if (post != WishartPosterior::Gw) {
         dkp::random::Stream rs(8);
         for (size_t l = 1; l < cfg.depth; ++l) {
           arma::mat Qm, Rm;
           arma::qr(Qm, Rm, dkp::random::normal_matrix(rs, 4, 4));
           rotated[fmt::format("layer{}.A_prime", l)] = Qm;
-          if (post == DwpPosterior::Abgw) {
+          if (post == WishartPosterior::Abgw) {
             const size_t m = std::min<size_t>(4, nu);
             arma::mat Bm = arma::eye(m, m);
             Bm(0, 0) = -1.0;
@@ -401,9 +402,9 @@ TEST_CASE("DWP: posterior parameters equal to the prior's give log P - log Q = 0
 
 TEST_CASE("DWP predictions: one column per sample, finite, positive variances, seed-determined") {
   const Tiny data = tiny_data(30, 3, 1);
-  for (DwpPosterior post : kPosteriors) {
+  for (WishartPosterior post : kPosteriors) {
     for (size_t width : {0, 12}) {  // nu = 3 < P = 10 and nu = 12 > P
-      CAPTURE(dkp::models::to_string(post));
+      CAPTURE(dkp::layers::to_string(post));
       CAPTURE(width);
       DwpConfig cfg;
       cfg.depth = 3;
@@ -416,7 +417,7 @@ TEST_CASE("DWP predictions: one column per sample, finite, positive variances, s
                                    width > 0 ? width : 3);
       // The ELBO estimate is finite too.
       ad::Tape tape;
-      const auto vars = dkp::models::to_vars(tape, model.initial_parameters(), true);
+      const auto vars = dkp::autodiff::to_vars(tape, model.initial_parameters(), true);
       dkp::random::Stream r3(5);
       const auto e = model.elbo(vars, data.X, data.y, 30.0, 3, 1.0, r3);
       CHECK(std::isfinite(e.elbo.scalar()));
@@ -431,8 +432,8 @@ TEST_CASE(
   // predict() runs forward() without the hidden layers' log densities; trace() runs it with them.
   // From the same stream, the first sample's draws and outputs must be the same, bit for bit.
   const Tiny data = tiny_data(30, 3, 1);
-  for (DwpPosterior post : kPosteriors) {
-    CAPTURE(dkp::models::to_string(post));
+  for (WishartPosterior post : kPosteriors) {
+    CAPTURE(dkp::layers::to_string(post));
     DwpConfig cfg;
     cfg.depth = 3;
     cfg.inducing = 10;

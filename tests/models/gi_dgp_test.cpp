@@ -273,7 +273,7 @@ TEST_CASE(
       cfg.per_output_precision = options;
       dkp::random::Stream init(3);
       const GiDgp model(cfg, data.X, data.y, init);
-      dkp::models::ParamMap params = model.initial_parameters();
+      dkp::autodiff::ParamMap params = model.initial_parameters();
       dkp::random::Stream jiggle(17);
       for (auto& [name, v] : params)
         v += 0.1 * dkp::random::normal_matrix(jiggle, v.n_rows, v.n_cols);
@@ -287,7 +287,7 @@ TEST_CASE(
       for (size_t s = 0; s < S; ++s) {
         REQUIRE(pred.hidden[s].size() == depth - 1);
         ad::Tape tape;
-        const auto p = dkp::models::to_vars(tape, params, false);
+        const auto p = dkp::autodiff::to_vars(tape, params, false);
         auto key = [](size_t l, const char* w) { return "layer" + std::to_string(l) + "." + w; };
         ad::Var Fi = p.at("inducing_inputs"), Ft = tape.constant(Xt);
         for (size_t l = 1; l <= depth; ++l) {

@@ -8,6 +8,7 @@
 
 #include "autodiff/gradcheck.hpp"
 #include "autodiff/ops.hpp"
+#include "layers/gram_gp.hpp"
 #include "model_test_support.hpp"
 #include "models/factory.hpp"
 #include "models/gram_dgp.hpp"
@@ -98,8 +99,8 @@ TEST_CASE(
       const dkp::kernels::GramBlocks Kc{tape.constant(K.ii.val()), tape.constant(K.it.val()),
                                         tape.constant(K.tt.val())};
       const auto out =
-          dm::gram_dgp_hidden_layer(Kc, tape.constant(v), tape.constant(arma::eye(P, P)),
-                                    tape.constant(-1000.0), noise);  // exp(-1000) = 0: L = 0
+          dkp::layers::gram_gp_layer(Kc, tape.constant(v), tape.constant(arma::eye(P, P)),
+                                     tape.constant(-1000.0), noise);  // exp(-1000) = 0: L = 0
       ii.col(k) = arma::vectorise(out.G.ii.val());
       it.col(k) = arma::vectorise(out.G.it.val());
       tt.col(k) = out.G.tt.val();
@@ -128,8 +129,8 @@ TEST_CASE(
     const dkp::kernels::GramBlocks Kc{tape.constant(K.ii.val()), tape.constant(K.it.val()),
                                       tape.constant(K.tt.val())};
     const auto out =
-        dm::gram_dgp_hidden_layer(Kc, tape.constant(arma::mat(P, nu, arma::fill::value(3.0))),
-                                  tape.constant(arma::eye(P, P)), tape.constant(3.0), noise2);
+        dkp::layers::gram_gp_layer(Kc, tape.constant(arma::mat(P, nu, arma::fill::value(3.0))),
+                                   tape.constant(arma::eye(P, P)), tape.constant(3.0), noise2);
     CHECK(std::abs(out.logpq.scalar()) > 1e-3);
     CHECK(arma::mean(arma::diagvec(out.G.ii.val())) > 2.0 * arma::mean(arma::diagvec(K.ii.val())));
   }

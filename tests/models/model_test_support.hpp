@@ -32,7 +32,7 @@ inline Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
 
 /// Initial values perturbed by 0.1 N(0, 1) (seeded), so that no parameter sits at a special
 /// point; appends every parameter's name and value.
-inline void jiggled(const models::ParamMap& init, uint64_t seed, std::vector<std::string>& names,
+inline void jiggled(const dkp::autodiff::ParamMap& init, uint64_t seed, std::vector<std::string>& names,
                     std::vector<arma::mat>& values) {
   random::Stream jiggle(seed);
   for (const auto& [name, v] : init) {
@@ -49,7 +49,7 @@ inline autodiff::ScalarFunction elbo_function(const models::Model& model, const 
                                               uint64_t noise_seed) {
   return
       [&model, &data, names, noise_seed](autodiff::Tape&, const std::vector<autodiff::Var>& vars) {
-        models::VarMap p;
+        dkp::autodiff::VarMap p;
         for (size_t i = 0; i < names.size(); ++i) p.emplace(names[i], vars[i]);
         random::Stream noise(noise_seed);  // fixed noise draw
         return model.elbo(p, data.X, data.y, 20.0, 2, 0.7, noise).elbo;

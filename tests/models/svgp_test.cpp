@@ -50,7 +50,7 @@ arma::mat random_factors(rnd::Stream& s, arma::uword m, arma::uword D) {
 }
 
 // Gradient check of model.elbo w.r.t. every parameter at a fixed noise draw.
-void check_elbo_gradient(const models::Model& model, const models::ParamMap& params,
+void check_elbo_gradient(const models::Model& model, const dkp::autodiff::ParamMap& params,
                          const arma::mat& X, const arma::vec& y, size_t samples,
                          ad::Tolerances tol = {}) {
   std::vector<std::string> names;
@@ -60,7 +60,7 @@ void check_elbo_gradient(const models::Model& model, const models::ParamMap& par
     values.push_back(value);
   }
   const ad::ScalarFunction f = [&](Tape&, const std::vector<Var>& v) {
-    models::VarMap vars;
+    dkp::autodiff::VarMap vars;
     for (size_t i = 0; i < v.size(); ++i) vars.emplace(names[i], v[i]);
     rnd::Stream rng(4242);  // the same noise at every evaluation
     return model.elbo(vars, X, y, 50.0, samples, 0.7, rng).elbo;
@@ -73,7 +73,7 @@ void check_elbo_gradient(const models::Model& model, const models::ParamMap& par
 }
 
 // Moves every parameter away from its initial value (generic gradients).
-models::ParamMap perturbed(models::ParamMap p, uint64_t salt) {
+dkp::autodiff::ParamMap perturbed(dkp::autodiff::ParamMap p, uint64_t salt) {
   rnd::Stream s(dkp::test::seed() + salt);
   for (auto& [name, value] : p) value += 0.3 * rnd::normal_matrix(s, value.n_rows, value.n_cols);
   return p;
@@ -292,7 +292,7 @@ TEST_CASE("SGP with M = N inducing points at the inputs and the optimal q(u) is 
     cfg.whiten = whiten;
     cfg.jitter = 0.0;  // Q_ff = K_ff exactly
     const models::SgpModel model(cfg, X);
-    models::ParamMap p = model.initial_parameters();
+    dkp::autodiff::ParamMap p = model.initial_parameters();
     p["layer0.kern.lengthscales"] = layers::positive_inverse(arma::mat(ell));
     p["layer0.kern.variance"] = arma::mat(1, 1, arma::fill::value(layers::positive_inverse(kvar)));
     p["likelihood.variance"] = arma::mat(1, 1, arma::fill::value(layers::positive_inverse(s2)));
@@ -319,7 +319,7 @@ TEST_CASE("SGP with M = N inducing points at the inputs and the optimal q(u) is 
     p["layer0.q_sqrt"] = layers::pack_lower(arma::chol(S, "lower"), cfg.q_diag);
 
     Tape tape;
-    const models::VarMap vars = models::to_vars(tape, p, false);
+    const dkp::autodiff::VarMap vars = dkp::autodiff::to_vars(tape, p, false);
     rnd::Stream rng(1);
     const models::ElboEstimate e = model.elbo(vars, X, y, double(N), 1, 1.0, rng);
     const double gap = e.elbo.scalar() * double(N) - g.lml;
@@ -347,7 +347,7 @@ TEST_CASE("SGP ELBO ignores the number of samples and is finite at initialisatio
   rnd::Stream init(5);
   const models::SgpModel model(cfg, X, init);
   Tape tape;
-  const auto vars = models::to_vars(tape, model.initial_parameters(), false);
+  const auto vars = dkp::autodiff::to_vars(tape, model.initial_parameters(), false);
   rnd::Stream r1(1), r2(2);
   const double e1 = model.elbo(vars, X, y, 30.0, 1, 1.0, r1).elbo.scalar();
   const double e2 = model.elbo(vars, X, y, 30.0, 10, 1.0, r2).elbo.scalar();

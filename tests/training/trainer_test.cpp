@@ -192,7 +192,7 @@ TEST_CASE("one thread is exactly a plain model.elbo call and its gradient") {
   const auto e = tr::elbo_gradient(*f.model, f.model->initial_parameters(), f.X, f.y, 40.0, 3, 0.6,
                                    a, 1, true);
   dkp::autodiff::Tape tape;
-  const auto vars = dkp::models::to_vars(tape, f.model->initial_parameters(), true);
+  const auto vars = dkp::autodiff::to_vars(tape, f.model->initial_parameters(), true);
   const auto ref = f.model->elbo(vars, f.X, f.y, 40.0, 3, 0.6, b);
   tape.backward(ref.elbo);
   CHECK(e.elbo == ref.elbo.scalar());
@@ -215,11 +215,11 @@ TEST_CASE("T threads: the sample-weighted combination of the groups' estimates a
   // By hand: groups of 3, 2, 2 samples on the child streams, weighted by 3/7, 2/7, 2/7.
   const std::vector<size_t> sizes{3, 2, 2};
   double elbo = 0.0, ell = 0.0, kl = 0.0;
-  dkp::models::ParamMap grad;
+  dkp::autodiff::ParamMap grad;
   for (size_t g = 0; g < 3; ++g) {
     dkp::random::Stream s = noise.child("sample-group", g);
     dkp::autodiff::Tape tape;
-    const auto vars = dkp::models::to_vars(tape, params, true);
+    const auto vars = dkp::autodiff::to_vars(tape, params, true);
     const auto r = f.model->elbo(vars, f.X, f.y, 40.0, sizes[g], 0.6, s);
     tape.backward(r.elbo);
     const double w = double(sizes[g]) / 7.0;
@@ -412,7 +412,7 @@ TEST_CASE("an evaluation's Cholesky counts are its tapes', summed over the sampl
   // One model.elbo call on its own tape, as one group evaluates it.
   auto on_tape = [&](size_t samples, dkp::random::Stream& noise) {
     dkp::autodiff::Tape tape;
-    const auto vars = dkp::models::to_vars(tape, params, true);
+    const auto vars = dkp::autodiff::to_vars(tape, params, true);
     f.model->elbo(vars, f.X, f.y, 40.0, samples, 1.0, noise);
     return tape.chol_stats().factorisations;
   };

@@ -16,8 +16,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNotImplemented = 3;
-/// `dkp run`: another process holds the lock of --out (util::DirLock, run.lock), so this one did
-/// not start; nothing was read or written. The grid runner counts such a cell as "running
+/// `dkp run`: another process holds the lock of --out (platform::DirLock, run.lock), so this one
+/// did not start; nothing was read or written. The grid runner counts such a cell as "running
 /// elsewhere". 75 is EX_TEMPFAIL of <sysexits.h>: try again later.
 inline constexpr int kExitBusy = 75;
 

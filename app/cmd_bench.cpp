@@ -17,21 +17,21 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "autodiff/bench.hpp"
+#include "bench/ad_bench.hpp"
+#include "bench/blas_bench.hpp"
+#include "bench/dist_bench.hpp"
 #include "cli.hpp"
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "data/standardise.hpp"
-#include "distributions/bench.hpp"
-#include "linalg/bench.hpp"
 #include "models/factory.hpp"
+#include "platform/blas_count.hpp"
+#include "platform/blas_threads.hpp"
+#include "platform/cpu.hpp"
+#include "platform/process.hpp"
 #include "run_setup.hpp"
 #include "training/mc.hpp"
-#include "util/blas_count.hpp"
-#include "util/blas_threads.hpp"
-#include "util/cpu.hpp"
 #include "util/error.hpp"
-#include "util/process.hpp"
 
 namespace dkp::cli {
 
@@ -59,22 +59,22 @@ std::string loaded_library(const std::string& prefix) {
   return "";
 }
 
-// --flops: this process needs the counting shim (util/blas_count.hpp). Without it, runs this
+// --flops: this process needs the counting shim (platform/blas_count.hpp). Without it, runs this
 // same command again with the shim beside the binary preloaded, and returns its exit code (never
 // returns on success of execv). DKP_BLAS_COUNT_REEXEC guards against a loop.
 int reexec_with_blas_count(const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
   if (std::getenv("DKP_BLAS_COUNT_REEXEC") != nullptr) {
     throw Error(fmt::format("--flops: {} was preloaded but is not active (LD_PRELOAD='{}')",
-                            util::blas_count_library(),
+                            platform::blas_count_library(),
                             std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD") : ""));
   }
-  const fs::path exe = util::self_executable();
-  const fs::path shim = exe.parent_path() / util::blas_count_library();
+  const fs::path exe = platform::self_executable();
+  const fs::path shim = exe.parent_path() / platform::blas_count_library();
   if (!fs::exists(shim)) {
     throw Error(
         fmt::format("--flops needs {} beside the dkp binary ({}); build it with 'make build'",
-                    util::blas_count_library(), shim.string()));
+                    platform::blas_count_library(), shim.string()));
   }
   const char* old = std::getenv("LD_PRELOAD");
   std::string preload =
@@ -95,10 +95,11 @@ int reexec_with_blas_count(const std::vector<std::string>& args) {
       fmt::format("--flops: could not run {} again: {}", exe.string(), std::strerror(errno)));
 }
 
-// Adds the work of each routine between two readings of util::blas_count_routines() to `acc`
+// Adds the work of each routine between two readings of platform::blas_count_routines() to `acc`
 // (same order; `acc` starts empty).
-void add_routines(std::vector<util::RoutineCount>& acc, const std::vector<util::RoutineCount>& a,
-                  const std::vector<util::RoutineCount>& b) {
+void add_routines(std::vector<platform::RoutineCount>& acc,
+                  const std::vector<platform::RoutineCount>& a,
+                  const std::vector<platform::RoutineCount>& b) {
   if (acc.empty()) {
     acc = a;
     for (auto& r : acc) r.count = {};
@@ -111,7 +112,7 @@ void add_routines(std::vector<util::RoutineCount>& acc, const std::vector<util::
 // --flops: the step's BLAS/LAPACK work by routine, per step (the mean over `reps` steps),
 // longest first: calls, GFlop, share of the step's flops, milliseconds inside the routine
 // (summed over threads) and the rate inside it (per thread).
-void print_routines(const std::string& label, int depth, std::vector<util::RoutineCount> acc,
+void print_routines(const std::string& label, int depth, std::vector<platform::RoutineCount> acc,
                     int reps) {
   std::sort(acc.begin(), acc.end(),
             [](const auto& x, const auto& y) { return x.count.seconds > y.count.seconds; });
@@ -123,7 +124,7 @@ void print_routines(const std::string& label, int depth, std::vector<util::Routi
   const double n = double(reps);
   for (const auto& r : acc) {
     if (r.count.calls == 0) continue;
-    const util::BlasCount& c = r.count;
+    const platform::BlasCount& c = r.count;
     std::cout << fmt::format("  {:<14} {:>10.1f} {:>11.4f} {:>8.1f} {:>10.2f} {:>12.1f}\n", r.name,
                              double(c.calls) / n, c.flops / n * 1e-9,
                              total > 0.0 ? 100.0 * c.flops / total : 0.0, c.seconds / n * 1e3,
@@ -158,7 +159,7 @@ int bench_model(const po::variables_map& vm) {
   struct Breakdown {
     std::string label;
     int depth;
-    std::vector<util::RoutineCount> routines;
+    std::vector<platform::RoutineCount> routines;
   };
   std::vector<Breakdown> breakdowns;     // --flops, one per depth
   std::vector<std::string> group_lines;  // more than one sample group: each group's time
@@ -178,25 +179,27 @@ int bench_model(const po::variables_map& vm) {
     random::Stream init = run.child("init", 0);
     const auto model = models::make_model(spec, split.X_train, split.y_train, init);
     std::vector<double> step_ms, fwd_ms;
-    std::vector<std::vector<double>> group_ms;      // [group][repetition], the steps' groups
-    util::BlasCount step_blas, fwd_blas;            // summed over the timed repetitions (--flops)
-    std::vector<util::RoutineCount> step_routines;  // the same by routine
-    const auto count = [] { return util::blas_count().value_or(util::BlasCount{}); };
+    std::vector<std::vector<double>> group_ms;  // [group][repetition], the steps' groups
+    platform::BlasCount step_blas, fwd_blas;    // summed over the timed repetitions (--flops)
+    std::vector<platform::RoutineCount> step_routines;  // the same by routine
+    const auto count = [] { return platform::blas_count().value_or(platform::BlasCount{}); };
     for (int r = 0; r < reps + 2; ++r) {  // two warm-up repetitions
       random::Stream noise = run.child("mc-noise", size_t(r));
-      const auto r0 = flops ? util::blas_count_routines() : std::vector<util::RoutineCount>{};
-      const util::BlasCount c0 = count();
+      const auto r0 =
+          flops ? platform::blas_count_routines() : std::vector<platform::RoutineCount>{};
+      const platform::BlasCount c0 = count();
       const auto t0 = Clock::now();
       const training::ElboGradient step =
           training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
                                   double(split.X_train.n_rows), S, 1.0, noise, threads, true);
       const auto t1 = Clock::now();
-      const util::BlasCount c1 = count();
-      const auto r1 = flops ? util::blas_count_routines() : std::vector<util::RoutineCount>{};
+      const platform::BlasCount c1 = count();
+      const auto r1 =
+          flops ? platform::blas_count_routines() : std::vector<platform::RoutineCount>{};
       training::elbo_gradient(*model, model->initial_parameters(), Xb, yb,
                               double(split.X_train.n_rows), S, 1.0, noise, threads, false);
       const auto t2 = Clock::now();
-      const util::BlasCount c2 = count();
+      const platform::BlasCount c2 = count();
       if (r >= 2) {
         step_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         fwd_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
@@ -236,7 +239,7 @@ int bench_model(const po::variables_map& vm) {
       // jitter retries), their rate over the median step time, and the BLAS share of the
       // threads' time (the summed BLAS seconds over the summed wall time x threads).
       const double n = double(reps), T = double(std::min(threads, S));
-      auto share = [&](const util::BlasCount& c, const std::vector<double>& ms) {
+      auto share = [&](const platform::BlasCount& c, const std::vector<double>& ms) {
         double wall = 0.0;
         for (double m : ms) wall += m * 1e-3;
         return 100.0 * c.seconds / (wall * T);
@@ -264,7 +267,7 @@ int bench_model(const po::variables_map& vm) {
   if (flops) {
     std::cout << "(--flops: the nominal floating-point operations of the step's BLAS and LAPACK "
                  "calls (gemm 2mnk, triangular solve m^2 n, Cholesky n^3/3, ...; "
-                 "app/shim/blas_count.cpp), counted by libdkp_blas_count.so; GFlop/s: that count "
+                 "bench/shim/blas_count.cpp), counted by libdkp_blas_count.so; GFlop/s: that count "
                  "over the median step time; BLAS %: their share of the threads' time. Work "
                  "outside BLAS (kernels' exponentials, elementwise ops, random draws) is not "
                  "counted. Timing every call adds about 0.1 us to it.)\n";
@@ -309,25 +312,25 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (vm["reps"].as<int>() < 1) throw UsageError("--reps must be at least 1");
   if (vm["flops"].as<bool>()) {
     if (what != "model") throw UsageError("--flops applies to 'dkp bench model' only");
-    if (!util::blas_count()) return reexec_with_blas_count(args);
+    if (!platform::blas_count()) return reexec_with_blas_count(args);
   }
   // Timings depend on OpenBLAS's kernels by up to 2x (docs/performance.md): say which ran, and why.
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
-  spdlog::info("OpenBLAS kernels: {}{}; CPU: {}", util::blas_core(),
+  spdlog::info("OpenBLAS kernels: {}{}; CPU: {}", platform::blas_core(),
                forced != nullptr ? fmt::format(" (OPENBLAS_CORETYPE={})", forced) : "",
-               util::cpu_description());
+               platform::cpu_description());
   if (what == "model") return bench_model(vm);
   if (what == "ad") {
-    autodiff::run_ad_bench(std::cout, vm["reps"].as<int>());
+    bench::run_ad_bench(std::cout, vm["reps"].as<int>());
     return kExitOk;
   }
   if (what == "dist") {
-    distributions::run_dist_bench(std::cout, vm["reps"].as<int>());
+    bench::run_dist_bench(std::cout, vm["reps"].as<int>());
     return kExitOk;
   }
   if (what == "blas") {
     if (vm["threads"].as<int>() < 1) throw UsageError("--threads must be at least 1");
-    linalg::run_blas_bench(std::cout, vm["reps"].as<int>(), vm["threads"].as<int>());
+    bench::run_blas_bench(std::cout, vm["reps"].as<int>(), vm["threads"].as<int>());
     return kExitOk;
   }
   throw UsageError(fmt::format("unknown benchmark '{}': model, ad, dist or blas", what));

@@ -16,10 +16,10 @@
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "experiments/verify.hpp"
-#include "util/dir_lock.hpp"
+#include "platform/dir_lock.hpp"
+#include "platform/process.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "util/process.hpp"
 
 namespace dkp::cli {
 
@@ -97,7 +97,7 @@ int grid_plan(const ex::Grid& grid, const fs::path& results, const po::variables
     shard_text = fmt::format("{}/{}", i, n);
   }
   const std::string dkp =
-      vm.count("dkp") ? vm["dkp"].as<std::string>() : util::self_executable().string();
+      vm.count("dkp") ? vm["dkp"].as<std::string>() : platform::self_executable().string();
   for (const auto& c : mine) std::cout << c.command_line(dkp, results, extra) << "\n";
   std::cout << std::flush;
   spdlog::info("grid {} (profile {}): {} cells, {} pending, shard {}: {} commands", grid.name,
@@ -155,10 +155,10 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
   if (!cell.empty()) {
     const ex::RunSpec& c = ex::find_cell(grid, cell);
     // --force never clears a directory another process is writing.
-    if (const util::LockProbe p = util::probe_lock(c.run_dir(results)); force && p.held) {
+    if (const platform::LockProbe p = platform::probe_lock(c.run_dir(results)); force && p.held) {
       throw Error(fmt::format(
           "cell {} ({}) is being run by {} ({}): not clearing it while that process runs", c.hash(),
-          c.label(), p.holder, util::lock_file(c.run_dir(results)).string()));
+          c.label(), p.holder, platform::lock_file(c.run_dir(results)).string()));
     }
     cells = {c};
   }
@@ -179,7 +179,7 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
   auto fingerprints = data_fingerprints(data_option);
   ex::RunnerOptions opt;
   opt.jobs = jobs;
-  opt.exe = util::self_executable().string();
+  opt.exe = platform::self_executable().string();
   opt.extra_args = extra;
   opt.stop = &g_stop;
   opt.force = force;
@@ -231,7 +231,7 @@ int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variabl
 
   ex::VerifyOptions opt;
   opt.jobs = vm["jobs"].as<int>();
-  opt.exe = util::self_executable().string();
+  opt.exe = platform::self_executable().string();
   opt.extra_args = extra;
   opt.stop = &g_stop;
   // Progress of the reruns on stderr; the verdicts on stdout.

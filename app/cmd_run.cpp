@@ -28,19 +28,19 @@
 #include "likelihoods/robustmax.hpp"
 #include "linalg/chol.hpp"
 #include "models/factory.hpp"
+#include "platform/blas_threads.hpp"
+#include "platform/cpu.hpp"
+#include "platform/dir_lock.hpp"
+#include "platform/process.hpp"
 #include "run_setup.hpp"
 #include "training/mc.hpp"
 #include "training/param_summary.hpp"
 #include "training/trace.hpp"
 #include "training/trainer.hpp"
-#include "util/blas_threads.hpp"
-#include "util/cpu.hpp"
-#include "util/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
 #include "util/parse.hpp"
-#include "util/process.hpp"
 #include "util/version.hpp"
 
 namespace dkp::cli {
@@ -341,12 +341,12 @@ int cmd_run(const std::vector<std::string>& args) {
   // One process at a time in a run directory: the lock is taken before anything in it is read
   // and held to the end (released by the kernel on any exit).
   const bool out_existed = fs::exists(out);
-  std::optional<util::DirLock> lock = util::DirLock::try_acquire(out);
+  std::optional<platform::DirLock> lock = platform::DirLock::try_acquire(out);
   if (!lock) {
-    const util::LockProbe probe = util::probe_lock(out);
+    const platform::LockProbe probe = platform::probe_lock(out);
     std::cerr << fmt::format("dkp run: {} is being run by {} ({}); not starting a second run\n",
                              out.string(), probe.held ? probe.holder : "another process",
-                             util::lock_file(out).filename().string());
+                             platform::lock_file(out).filename().string());
     return kExitBusy;
   }
   // A run that fails before its manifest is written leaves no directory it made behind (nothing
@@ -357,7 +357,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ~FreshDir() {
       if (keep) return;
       std::error_code ec;
-      fs::remove(util::lock_file(dir), ec);
+      fs::remove(platform::lock_file(dir), ec);
       fs::remove(dir, ec);  // only when empty
     }
   } fresh{out, out_existed};
@@ -545,9 +545,9 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("dkp_version", version_string())
       .set("git_sha", git_sha())
       .set("armadillo", arma::arma_version::as_string())
-      .set("blas", util::blas_config())
-      .set("blas_core", util::blas_core())
-      .set("cpu", util::cpu_description())
+      .set("blas", platform::blas_config())
+      .set("blas_core", platform::blas_core())
+      .set("cpu", platform::cpu_description())
       .set("threads", threads)
       .set("threads_effective", threads_effective)
       .set("inducing", (long)p.inducing)
@@ -558,8 +558,8 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("seed", (unsigned long long)p.seed)
       .set("data_root", fs::absolute(root).string())
       .set("data_sha256", run_data.sha256)
-      .set("host", util::hostname())
-      .set("started", util::now_iso8601());
+      .set("host", platform::hostname())
+      .set("started", platform::now_iso8601());
   util::write_file_atomic(manifest_path, manifest.dump());
   fresh.keep = true;
 
@@ -716,7 +716,7 @@ int cmd_run(const std::vector<std::string>& args) {
       .set("predict_s", predict_s)
       .set("resumed_from_step", (unsigned long)tr.resumed_from)
       .set("git_sha", git_sha())
-      .set("finished", util::now_iso8601())
+      .set("finished", platform::now_iso8601())
       .set("cholesky", std::move(chol))
       .set("scalar_parameters", std::move(scalars));
   util::write_file_atomic(result_path, result.dump());

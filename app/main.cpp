@@ -8,11 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
-#include "util/blas_buffers.hpp"
-#include "util/blas_threads.hpp"
-#include "util/cpu.hpp"
+#include "platform/blas_buffers.hpp"
+#include "platform/blas_threads.hpp"
+#include "platform/cpu.hpp"
+#include "platform/process.hpp"
 #include "util/error.hpp"
-#include "util/process.hpp"
 #include "util/version.hpp"
 
 namespace dkp::cli {
@@ -86,8 +86,8 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 
 int main(int argc, char** argv) {
   using namespace dkp::cli;
-  dkp::util::tune_allocator();
-  dkp::util::set_blas_threads(1);
+  dkp::platform::tune_allocator();
+  dkp::platform::set_blas_threads(1);
   auto logger = spdlog::stderr_color_mt("dkp");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%H:%M:%S] %^%l%$: %v");
@@ -99,18 +99,18 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--version" || args[0] == "-V") {
     std::cout << "dkp " << dkp::version_string() << " (" << dkp::git_sha() << ")\n"
-              << "BLAS: " << dkp::util::blas_config()
-              << "; kernels in use: " << dkp::util::blas_core() << "\n"
-              << "BLAS work buffers: " << dkp::util::blas_buffers_mode() << "\n"
-              << "CPU: " << dkp::util::cpu_description() << "\n";
+              << "BLAS: " << dkp::platform::blas_config()
+              << "; kernels in use: " << dkp::platform::blas_core() << "\n"
+              << "BLAS work buffers: " << dkp::platform::blas_buffers_mode() << "\n"
+              << "CPU: " << dkp::platform::cpu_description() << "\n";
     return kExitOk;
   }
-  // The OpenBLAS buffer replacement's guard (util/blas_buffers.hpp): say once when it fell back
+  // The OpenBLAS buffer replacement's guard (platform/blas_buffers.hpp): say once when it fell back
   // because of the OpenBLAS version (the environment's request needs no warning).
-  if (const std::string mode = dkp::util::blas_buffers_mode();
+  if (const std::string mode = dkp::platform::blas_buffers_mode();
       mode.find("not written for") != std::string::npos) {
     spdlog::warn("{} is not a version dkp's OpenBLAS work buffers were written for: using {}",
-                 dkp::util::blas_config(), mode);
+                 dkp::platform::blas_config(), mode);
   }
   const std::string name = args[0];
   args.erase(args.begin());

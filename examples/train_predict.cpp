@@ -17,16 +17,16 @@
 #include "data/uci.hpp"
 #include "eval/metrics.hpp"
 #include "models/factory.hpp"
+#include "platform/blas_threads.hpp"
+#include "platform/process.hpp"
 #include "random/stream.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
-#include "util/blas_threads.hpp"
-#include "util/process.hpp"
 
 int main(int argc, char** argv) {
   using namespace dkp;
-  util::set_blas_threads(1);  // small matrices: one BLAS thread (DESIGN.md section 7)
-  util::tune_allocator();
+  platform::set_blas_threads(1);  // small matrices: one BLAS thread (DESIGN.md section 7)
+  platform::tune_allocator();
   const long steps = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 2000;
   if (steps < 2) {
     std::fprintf(stderr, "dkp_example: steps must be at least 2\n");

@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# The layering check (CTest `layering`): every #include "<folder>/..." in lib/ and app/ must go
+# The layering check (CTest `layering`): every #include "<folder>/..." in lib/, bench/ and app/ must go
 # down the layers of docs/architecture.md, never up or sideways. The layers, bottom first (a
 # folder may include folders of lower rank only; app/ may include any lib/ folder; nothing in lib/
 # includes app/):
-#   0 util | 1 random | 2 linalg data report | 3 autodiff | 4 kernels likelihoods distributions
-#   5 layers | 6 models | 7 training eval | 8 experiments | 9 app
+#   0 util | 1 platform random | 2 linalg data report | 3 autodiff
+#   4 kernels likelihoods distributions | 5 layers | 6 models | 7 training eval | 8 experiments
+#   9 bench (the benchmarks, outside the library) | 10 app
 # Known exceptions, each to be removed by the architecture work (docs/architecture.md, "Debts"),
 # are listed in ALLOWED as "file -> folder".
 #   scripts/check-layers.sh [ROOT]   (default: the repository root); exit 1 on any violation
-#   scripts/check-layers.sh --selftest   checks that the check fails on a copy of lib/ and app/
+#   scripts/check-layers.sh --selftest   checks that the check fails on a copy of lib/, bench/ and app/
 #                                        with an upward include added (CTest layering_selftest)
 set -euo pipefail
 if [ "${1:-}" = --selftest ]; then
   here=$(cd "$(dirname "$0")/.." && pwd)
   copy=$(mktemp -d)
   trap 'rm -rf "$copy"' EXIT
-  cp -r "$here/lib" "$here/app" "$copy/"
+  cp -r "$here/lib" "$here/app" "$here/bench" "$copy/"
   "$0" "$copy" >/dev/null || { echo "check-layers selftest: the clean copy fails" >&2; exit 1; }
   echo '#include "experiments/grid.hpp"' >>"$copy/lib/linalg/chol.hpp"
   if "$0" "$copy" 2>"$copy/err"; then
@@ -29,9 +30,9 @@ if [ "${1:-}" = --selftest ]; then
 fi
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 declare -A rank=(
-  [util]=0 [random]=1 [linalg]=2 [data]=2 [report]=2 [autodiff]=3
+  [util]=0 [platform]=1 [random]=1 [linalg]=2 [data]=2 [report]=2 [autodiff]=3
   [kernels]=4 [likelihoods]=4 [distributions]=4 [layers]=5 [models]=6
-  [training]=7 [eval]=7 [experiments]=8 [app]=9
+  [training]=7 [eval]=7 [experiments]=8 [bench]=9 [app]=10
 )
 ALLOWED=()
 bad=0
@@ -40,6 +41,8 @@ while IFS= read -r file; do
   rel=${file#"$root"/}
   if [[ $rel == app/* ]]; then
     from=app
+  elif [[ $rel == bench/* ]]; then
+    from=bench
   else
     from=$(echo "$rel" | cut -d/ -f2)
   fi
@@ -64,6 +67,6 @@ while IFS= read -r file; do
       fi
     fi
   done < <(grep -no '^#include "[a-z_]*/[^"]*"' "$file" | sed 's/#include "//; s/"$//')
-done < <(find "$root/lib" "$root/app" -name '*.cpp' -o -name '*.hpp' | sort)
+done < <(find "$root/lib" "$root/app" "$root/bench" -name '*.cpp' -o -name '*.hpp' | sort)
 [ "$bad" = 0 ] && echo "check-layers: $checked includes across folders, all down the layers"
 exit "$bad"

@@ -7,8 +7,8 @@
 
 #include "likelihoods/probit.hpp"
 #include "likelihoods/robustmax.hpp"
+#include "platform/parallel.hpp"
 #include "util/error.hpp"
-#include "util/parallel.hpp"
 
 namespace dkp::eval {
 
@@ -37,7 +37,7 @@ arma::mat class_probabilities(const arma::mat& mean, const arma::mat& var, size_
   // Row blocks, one per thread: every point's probabilities are computed alone, so the split
   // does not change them.
   const size_t T = std::max<size_t>(1, std::min<size_t>(threads, N));
-  util::parallel_for(T, [&](size_t t) {
+  platform::parallel_for(T, [&](size_t t) {
     const arma::uword r0 = N * t / T, r1 = N * (t + 1) / T;
     if (r1 == r0) return;
     arma::mat last;  // the previous sample's probabilities, reused when its marginals repeat

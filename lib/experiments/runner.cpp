@@ -18,7 +18,7 @@
 
 #include "data/mnist.hpp"
 #include "experiments/store.hpp"
-#include "util/dir_lock.hpp"
+#include "platform/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -270,7 +270,7 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
       }
       if (opt.force) {
         // Never cleared while another process holds the cell's lock: it is computing it.
-        if (const util::LockProbe p = util::probe_lock(dir); p.held) {
+        if (const platform::LockProbe p = platform::probe_lock(dir); p.held) {
           --total;
           ++sum.running_elsewhere;
           sum.elsewhere_cells.push_back(note(*spec, "being run by " + p.holder));

@@ -12,13 +12,13 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "platform/dir_lock.hpp"
+#include "platform/process.hpp"
 #include "training/trace.hpp"
-#include "util/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
 #include "util/parse.hpp"
-#include "util/process.hpp"
 
 namespace dkp::experiments {
 
@@ -251,7 +251,7 @@ CellStatus cell_status(const RunSpec& spec, const fs::path& results_root,
     }
   }
   if (fs::is_directory(dir, ec)) {
-    const util::LockProbe lock = util::probe_lock(dir);
+    const platform::LockProbe lock = platform::probe_lock(dir);
     if (lock.held) {
       st.state = CellState::running;
       st.detail = fmt::format("being run by {}", lock.holder);
@@ -311,9 +311,9 @@ std::vector<RunSpec> pending_cells(const Grid& grid, const fs::path& results_roo
 size_t clear_run_dir(const fs::path& run_dir) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) return 0;
-  const std::optional<util::DirLock> lock = util::DirLock::try_acquire(run_dir);
+  const std::optional<platform::DirLock> lock = platform::DirLock::try_acquire(run_dir);
   if (!lock) {
-    const util::LockProbe p = util::probe_lock(run_dir);
+    const platform::LockProbe p = platform::probe_lock(run_dir);
     throw Error(fmt::format("{} is being run by {} (run.lock): not clearing it", run_dir.string(),
                             p.holder.empty() ? "another process" : p.holder));
   }
@@ -367,8 +367,8 @@ void write_error_json(const RunSpec& spec, const fs::path& results_root, const F
   j.set("stderr_tail", f.stderr_tail);
   j.set("command", f.command);
   j.set("seconds", f.seconds);
-  j.set("host", util::hostname());
-  j.set("finished_at", util::now_iso8601());
+  j.set("host", platform::hostname());
+  j.set("finished_at", platform::now_iso8601());
   util::write_file_atomic(spec.run_dir(results_root) / "error.json", j.dump() + "\n");
 }
 

@@ -3,7 +3,7 @@
 //                                              trace.csv, error.json, stdout.log, stderr.log,
 //                                              run.lock}
 // and the state of a cell derived from what is there: its files, whether a process holds its
-// lock (util::DirLock, taken by `dkp run`) and, when asked, whether its data fingerprint is the
+// lock (platform::DirLock, taken by `dkp run`) and, when asked, whether its data fingerprint is the
 // data's now. Nothing here knows about models.
 #pragma once
 

@@ -8,9 +8,9 @@
 #include "autodiff/ops.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "kernels/se_detail.hpp"
+#include "kernels/vexp.hpp"
 #include "linalg/symmetric.hpp"
 #include "util/error.hpp"
-#include "util/vexp.hpp"
 
 namespace dkp::kernels {
 
@@ -159,7 +159,7 @@ Var se_scaled_from_gram(const Var& h, const Var& C, const Var& a, const Var& b,
   const double* bv = b.val().memptr();
   for (arma::uword j = 0; j < m; ++j)
     detail::se_exponent_from_cross(C.val().colptr(j), K.colptr(j), av, bv[j], w, log_h, 0, n);
-  util::exp_inplace(K.memptr(), K.n_elem);
+  kernels::exp_inplace(K.memptr(), K.n_elem);
   return C.tape().record(std::move(K), {h, C, a, b, log_ell},
                          [h, C, a, b, log_ell, w](ad::Node* out) {
                            return [h, C, a, b, log_ell, w, out] {
@@ -184,7 +184,7 @@ Var se_scaled_sym_from_gram(const Var& h, const Var& C, const Var& log_ell, doub
   for (arma::uword j = 0; j < n; ++j) {
     double* k = K.colptr(j);
     detail::se_exponent_from_cross(C.val().colptr(j), k, d.memptr(), d[j], w, log_h, j + 1, n);
-    if (j + 1 < n) util::exp_inplace(k + j + 1, n - j - 1);
+    if (j + 1 < n) kernels::exp_inplace(k + j + 1, n - j - 1);
     k[j] = hv * (1.0 + jitter);
   }
   linalg::for_each_strict_lower_tiled(n, [&K](arma::uword i, arma::uword j) {
@@ -266,7 +266,7 @@ Var arccos_relu(const Var& C, const Var& a, const Var& b) {
       cs[i] = v < -1.0 ? -1.0 : (v > 1.0 ? 1.0 : v);
       t[i] = cs[i];
     }
-    util::acos_inplace(t, n);
+    kernels::acos_inplace(t, n);
     for (arma::uword i = 0; i < n; ++i) {
       // K = (s sin t + (pi - t) x) / pi written as x + s (sin t - t cos t) / pi: near t = 0 the
       // bracket is t^3 / 3, so the round-off in t (about sqrt(eps) when x ~ s) does not reach

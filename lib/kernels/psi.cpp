@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/vexp.hpp"
 #include "util/error.hpp"
-#include "util/vexp.hpp"
 
 namespace dkp::kernels {
 
@@ -61,7 +61,7 @@ void psi2_lower(const arma::mat& mu, const arma::mat& v, const arma::mat& Z, con
       }
     }
   }
-  for (arma::uword j = 0; j < M; ++j) util::exp_inplace(P.colptr(j) + j, M - j);
+  for (arma::uword j = 0; j < M; ++j) kernels::exp_inplace(P.colptr(j) + j, M - j);
 }
 
 // E_ij = sum_q (z_iq - z_jq)^2 / (4 a_q), lower triangle.

@@ -9,9 +9,9 @@
 
 #include "autodiff/ops.hpp"
 #include "kernels/se_detail.hpp"
+#include "kernels/vexp.hpp"
 #include "linalg/symmetric.hpp"
 #include "util/error.hpp"
-#include "util/vexp.hpp"
 
 namespace dkp::kernels {
 
@@ -45,7 +45,7 @@ namespace {
 void se_from_cross(double* k, const double* n, double m, double log_h, arma::uword first,
                    arma::uword last) {
   detail::se_exponent_from_cross(k, k, n, m, 0.5, log_h, first, last);
-  if (last > first) util::exp_inplace(k + first, last - first);
+  if (last > first) kernels::exp_inplace(k + first, last - first);
 }
 
 // Columns per panel of the kernel block's passes: about 64 Ki doubles (512 KiB), which stay in
@@ -85,7 +85,7 @@ arma::mat se_value(const arma::mat& Xs, const arma::mat& Zs, double log_h) {
     for (arma::uword j = j0; j < j0 + nc; ++j)
       detail::se_exponent_from_cross(cross + (j - j0) * n, K.colptr(j), nx.memptr(), nz[j], 0.5,
                                      log_h, 0, n);
-    util::exp_inplace(K.colptr(j0), n * nc);  // the panel is contiguous
+    kernels::exp_inplace(K.colptr(j0), n * nc);  // the panel is contiguous
   }
   return K;
 }

@@ -81,7 +81,7 @@ ElboGradient elbo_gradient(const models::Model& model, const autodiff::ParamMap&
   if (!std::isfinite(out.elbo)) out.grad.clear();
   // Each group's gradients go back on the thread that made them (the pool runs group g on the
   // same thread every call). Freed on this thread instead, they would pile up in its allocation
-  // cache (util/arma_alloc.hpp) step after step while the workers take fresh memory for theirs:
+  // cache (platform/arma_alloc.hpp) step after step while the workers take fresh memory for theirs:
   // boston's depth-5 GI-DGP with two threads grew from 149 to 289 MB between 50 and 400 steps.
   parallel_for(parts.size(), [&](size_t g) { parts[g] = ElboGradient(); });
   return out;

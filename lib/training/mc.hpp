@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "platform/parallel.hpp"
 #include "random/stream.hpp"
-#include "util/parallel.hpp"
 
 namespace dkp::training {
 
@@ -28,16 +28,16 @@ namespace dkp::training {
 /// threads.
 std::vector<size_t> sample_groups(size_t samples, size_t threads);
 
-/// util::parallel_for, where the training code has always found it.
-using util::parallel_for;
+/// platform::parallel_for, where the training code has always found it.
+using platform::parallel_for;
 
 /// A per-datapoint ELBO estimate and, when asked for, its gradient.
 struct ElboGradient {
   double elbo = 0.0;
   double expected_loglik = 0.0;  ///< as models::ElboEstimate
   double kl = 0.0;
-  autodiff::ParamMap grad;   ///< d elbo / d parameter (empty unless with_grad)
-  linalg::CholStats chol;  ///< the evaluation's Cholesky factorisations (all groups' tapes)
+  autodiff::ParamMap grad;  ///< d elbo / d parameter (empty unless with_grad)
+  linalg::CholStats chol;   ///< the evaluation's Cholesky factorisations (all groups' tapes)
   /// Wall seconds of each sample group's evaluation, group order (one entry with one group). The
   /// call waits for the slowest; a spread between equal groups means unequal cores.
   std::vector<double> group_seconds;

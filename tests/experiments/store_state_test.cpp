@@ -22,9 +22,9 @@
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "experiments/tables_job.hpp"
+#include "platform/dir_lock.hpp"
 #include "test_support.hpp"
 #include "training/trace.hpp"
-#include "util/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -129,7 +129,7 @@ TEST_CASE("a cell whose run directory's lock is held is running, else interrupte
   CHECK(std::string(to_string(CellState::interrupted)) == "interrupted");
   CHECK(cell_status(c, root).state == CellState::interrupted);
   {
-    auto lock = dkp::util::DirLock::try_acquire(dir);
+    auto lock = dkp::platform::DirLock::try_acquire(dir);
     REQUIRE(lock);
     const CellStatus st = cell_status(c, root);
     CHECK(st.state == CellState::running);
@@ -145,7 +145,7 @@ TEST_CASE("a cell whose run directory's lock is held is running, else interrupte
   CHECK(cell_status(c, root).state == CellState::interrupted);
   // A lock alone (a run that has just started) is running too.
   const RunSpec& d = g.cells[1];
-  auto lock = dkp::util::DirLock::try_acquire(d.run_dir(root));
+  auto lock = dkp::platform::DirLock::try_acquire(d.run_dir(root));
   REQUIRE(lock);
   CHECK(cell_status(d, root).state == CellState::running);
   lock->release();
@@ -310,7 +310,7 @@ TEST_CASE("clear_run_dir removes a run's files, keeps its lock, never while anot
     write_file_atomic(dir / f, "x");
   }
   {
-    auto lock = dkp::util::DirLock::try_acquire(dir);
+    auto lock = dkp::platform::DirLock::try_acquire(dir);
     REQUIRE(lock);
     CHECK_THROWS_WITH_AS(clear_run_dir(dir), doctest::Contains("is being run by pid"), dkp::Error);
     CHECK(fs::exists(dir / "result.json"));
@@ -338,7 +338,7 @@ esac
   const RunSpec& damaged = g.cells[1];
   const RunSpec& stale = g.cells[4];
   REQUIRE((held.split == 0 && damaged.split == 0 && stale.split == 2));
-  auto lock = dkp::util::DirLock::try_acquire(held.run_dir(root));
+  auto lock = dkp::platform::DirLock::try_acquire(held.run_dir(root));
   REQUIRE(lock);
   write_file_atomic(damaged.run_dir(root) / "result.json", "{\"config_hash\": \"12");
   write_result(stale, root, ", \"data_sha256\": \"old\"");
@@ -387,7 +387,7 @@ TEST_CASE("runner --force: every cell cleared and recomputed with --force, held 
   write_manifest(g.cells[2], root);                                          // interrupted
   write_file_atomic(g.cells[2].run_dir(root) / "checkpoint.bin", "x");
   write_result(g.cells[3], root);  // done, but held by a process now
-  auto lock = dkp::util::DirLock::try_acquire(g.cells[3].run_dir(root));
+  auto lock = dkp::platform::DirLock::try_acquire(g.cells[3].run_dir(root));
   REQUIRE(lock);
   std::ostringstream log;
   RunnerOptions opt = options(exe, log);

@@ -10,11 +10,11 @@
 
 #include "models/gi_dgp.hpp"
 #include "models/sgp.hpp"
+#include "platform/arma_alloc.hpp"
 #include "test_support.hpp"
 #include "training/checkpoint.hpp"
 #include "training/mc.hpp"
 #include "training/trainer.hpp"
-#include "util/arma_alloc.hpp"
 #include "util/error.hpp"
 
 using dkp::models::GiDgp;
@@ -276,9 +276,9 @@ TEST_CASE("T threads: the calling thread's allocation cache does not grow from s
                              true);
   };
   for (int i = 0; i < 3; ++i) step();
-  const std::size_t settled = dkp::util::alloc_cached_bytes();
+  const std::size_t settled = dkp::platform::alloc_cached_bytes();
   for (int i = 0; i < 5; ++i) CHECK(std::isfinite(step().elbo));
-  CHECK(dkp::util::alloc_cached_bytes() == settled);
+  CHECK(dkp::platform::alloc_cached_bytes() == settled);
 }
 
 TEST_CASE(

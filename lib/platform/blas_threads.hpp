@@ -1,0 +1,26 @@
+// OpenBLAS's thread count for the process (DESIGN.md section 7: one BLAS thread; the models'
+// matrices are small, and parallelism comes from the Monte Carlo sample groups and the grid
+// runner).
+#pragma once
+
+#include <string>
+
+namespace dkp::platform {
+
+/// Sets the number of OpenBLAS threads (n < 1 counts as 1). With one thread, also stops the
+/// worker threads that OpenBLAS's pthread build starts when the library is loaded, before main:
+/// they busy-wait for work for about 0.1 s, and on a 2-core machine one of them halves the speed
+/// of our own second thread for that time (a two-thread NNGP bench step measured 3.6 against
+/// 2.0 ms in 4 runs of 8). A later request for more threads restarts them.
+void set_blas_threads(int n);
+
+/// The kernel set OpenBLAS chose when it was loaded ("Haswell", "Cooperlake", ...: from the CPU,
+/// or from $OPENBLAS_CORETYPE when set), or "unknown" when the BLAS is not OpenBLAS. Results
+/// depend on it at round-off and timings by up to 2x (docs/performance.md), so runs and benchmarks
+/// record it.
+std::string blas_core();
+
+/// OpenBLAS's build configuration ("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."), or "unknown".
+std::string blas_config();
+
+}  // namespace dkp::platform

@@ -1,0 +1,69 @@
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "platform/dir_lock.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+namespace fs = std::filesystem;
+using dkp::platform::DirLock;
+using dkp::platform::probe_lock;
+
+TEST_CASE("dir lock: one holder at a time, named in the lock file, free once released") {
+  const fs::path dir = dkp::test::temp_dir("dirlock") / "cell";
+  CHECK_FALSE(probe_lock(dir).held);  // no directory, no lock file
+  auto a = DirLock::try_acquire(dir);
+  REQUIRE(a);
+  CHECK(a->held());
+  CHECK(fs::exists(dir / "run.lock"));
+  const auto p = probe_lock(dir);
+  CHECK(p.held);
+  CHECK(p.holder.find("pid " + std::to_string(::getpid()) + " on ") == 0);
+  CHECK_FALSE(DirLock::try_acquire(dir));  // a second owner, even in this process, is refused
+  DirLock moved = std::move(*a);
+  CHECK_FALSE(a->held());
+  CHECK(probe_lock(dir).held);
+  moved.release();
+  CHECK_FALSE(probe_lock(dir).held);
+  CHECK(fs::exists(dir / "run.lock"));  // the file stays; nobody holds it
+  auto b = DirLock::try_acquire(dir);
+  CHECK(b);
+}
+
+TEST_CASE("dir lock: a holder killed with SIGKILL leaves the lock free") {
+  const fs::path dir = dkp::test::temp_dir("dirlock_kill") / "cell";
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto l = DirLock::try_acquire(dir);
+    const char c = l ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  CHECK(c == 'y');
+  CHECK(probe_lock(dir).held);
+  CHECK(probe_lock(dir).holder.find("pid " + std::to_string(child)) == 0);
+  CHECK_FALSE(DirLock::try_acquire(dir));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK_FALSE(probe_lock(dir).held);
+  CHECK(DirLock::try_acquire(dir));
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST_CASE("dir lock: an unwritable place is an error naming the lock file") {
+  CHECK_THROWS_WITH_AS(DirLock::try_acquire("/proc/dkp-no-such-dir"),
+                       doctest::Contains("/proc/dkp-no-such-dir/run.lock"), dkp::Error);
+}

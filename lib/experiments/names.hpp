@@ -1,0 +1,41 @@
+// The grids' vocabulary: the names of models, table families, inferences, posteriors, kernels,
+// width and pixel rules, dataset names and split counts, and the small string helpers the grid
+// schema and the run-spec checks share (membership, joining, "did you mean" distances).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dkp::experiments {
+
+/// Model names the grids and `dkp run` know.
+const std::vector<std::string>& known_models();
+/// Number of Gal & Ghahramani splits of a UCI dataset (20, protein 5), 1 for MNIST (its fixed
+/// train/test split); throws ConfigError for an unknown dataset.
+int uci_split_count(const std::string& dataset);
+
+/// Table families known to `dkp tables`.
+const std::vector<std::string>& known_families();
+
+/// A dataset's canonical name: an image dataset's, or the UCI short name of any accepted
+/// spelling; throws ConfigError listing the known names.
+std::string canonical_dataset(const std::string& name);
+
+/// The values of a model's variant axes and of the protocol's rules.
+extern const std::vector<std::string> kInferences;  ///< dgp: dsvi | global-inducing | aep
+extern const std::vector<std::string> kPosteriors;  ///< dwp: gw | agw | abgw
+extern const std::vector<std::string> kKernels;     ///< se | relu
+extern const std::vector<std::string> kWidthRules;  ///< input | min(input,30) (or an integer)
+extern const std::vector<std::string> kPixelRules;  ///< unit | standard
+
+bool contains(const std::vector<std::string>& v, const std::string& s);
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ");
+/// A positive integer of at most 9 digits (a width given as a number).
+bool is_width_integer(const std::string& w);
+/// Levenshtein distance (the schema's "did you mean" suggestions).
+size_t edit_distance(const std::string& a, const std::string& b);
+/// The shortest text that reads back as x ("0.01", "1e-06").
+std::string format_double(double x);
+
+}  // namespace dkp::experiments

@@ -1,0 +1,104 @@
+// Run specs: one cell of a grid, i.e. everything `dkp run` needs (dataset, split, model and its
+// variant, depth, kernel, protocol, model options), its canonical text and configuration hash,
+// where its results go, its `dkp run` command line, and the validation of its values.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "experiments/lr_schedule.hpp"
+#include "models/diwp_defaults.hpp"
+
+namespace dkp::experiments {
+
+/// Training and evaluation protocol of one run.
+struct Protocol {
+  long steps = 0;
+  std::vector<LrPoint> lr_schedule;
+  long kl_anneal = 0;
+  long train_samples = 0;
+  long test_samples = 0;
+  long inducing = 0;
+  long batch = 0;
+  std::string width = "input";
+  uint64_t seed = 0;
+  /// MNIST's pixels: "unit" (in [0, 1], as the DSVI reference code) or "standard" (minus the
+  /// training images' mean pixel value, over their standard deviation: PyTorch's usual MNIST
+  /// normalisation, as the DKP paper's reference code); UCI inputs are always standardised.
+  std::string pixels = "unit";
+  /// MNIST: the pixels (after `pixels`) times this factor (`dkp run --pixel-scale`): the Gram
+  /// models' input Gram, hence their output layer's prior variance, scales with its square. In
+  /// the hash only when not 1.
+  double pixel_scale = 1.0;
+  /// sgp and dgp dsvi: the SE kernels' initial lengthscales and variance (`dkp run
+  /// --init-lengthscale/--init-variance`); 0 keeps the model's (1 and 1). In the hash only when
+  /// set, so cells without them keep their hashes.
+  double init_lengthscale = 0.0;
+  double init_variance = 0.0;
+  bool operator==(const Protocol&) const = default;
+};
+
+/// One cell of a grid: everything `dkp run` needs, plus where its results go.
+struct RunSpec {
+  std::string grid;  ///< grid name (directory under the results root; not part of the hash)
+  std::string dataset;
+  int split = 0;
+  std::string model;
+  std::string inference;  ///< dgp only: dsvi | global-inducing
+  std::string posterior;  ///< dwp only: gw | agw | abgw
+  int depth = 1;
+  std::string kernel;
+  Protocol protocol;
+  /// DIWP options of `dkp run` beyond the grid axes (grid cells keep the defaults). Each joins
+  /// canonical() and run_args() only when it differs from its default, so default cells keep
+  /// their hash; delta_init joins them whenever it is not 1, the first default (the DIWP's
+  /// default is now e^4, so results computed at 1 keep their hash and are never taken for
+  /// results at e^4).
+  double delta_init = models::kDiwpDeltaInit;  ///< --delta-init
+  std::string diwp_dof = "point";              ///< --diwp-dof point | batch
+  /// DWP option of `dkp run`, joining the hash the same way (--stl): on (the Bartlett
+  /// parameters, GW paper appendix F), off, or mixing (A-GW / AB-GW: A' and B as well).
+  std::string stl = "on";
+  /// DWP A-GW / AB-GW option of `dkp run` (--a-prime-scale), joining the hash the same way.
+  double a_prime_scale = 1.0;
+  /// DWP option of `dkp run` (--mu-param direct | bayesfunc), joining the hash the same way.
+  std::string mu_param = "direct";
+  /// Global-inducing DGP options of `dkp run`, joining the hash the same way: ARD lengthscales
+  /// in every layer (--hidden-ard) and the pseudo-likelihood precision shared by a layer's
+  /// output columns or one per column (--gi-precision shared | per-output).
+  bool hidden_ard = false;
+  std::string gi_precision = "shared";
+
+  /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
+  std::string canonical() const;
+  /// The inverse of canonical() (grid left empty); throws DataError naming the offending line or
+  /// key when `text` is not exactly the canonical form of some spec.
+  static RunSpec parse_canonical(const std::string& text);
+  /// First 16 hex characters of the SHA-256 of canonical(). `dkp run` writes it to result.json
+  /// as "config_hash"; a cell is done when its run directory holds a result with this hash.
+  std::string hash() const;
+  /// <results_root>/<grid>/<dataset>/split<k>/<hash>
+  std::filesystem::path run_dir(const std::filesystem::path& results_root) const;
+  /// Short human label, e.g. "boston/split0 dwp-agw d5 se".
+  std::string label() const;
+  /// Model label as in the tables, e.g. "dwp-agw", "dgp-dsvi", "sgp-m100", "nngp".
+  std::string model_label() const;
+  /// Arguments after the program name: run --dataset ... --out DIR --quiet (plus `extra`, e.g.
+  /// {"--data", ROOT}, inserted before --out).
+  std::vector<std::string> run_args(const std::filesystem::path& results_root,
+                                    const std::vector<std::string>& extra = {}) const;
+  /// A complete shell command line: `dkp_path` followed by run_args, shell-quoted where needed.
+  std::string command_line(const std::string& dkp_path, const std::filesystem::path& results_root,
+                           const std::vector<std::string>& extra = {}) const;
+};
+
+/// Checks a spec's values and model/inference/posterior combination (used by expansion and by
+/// `dkp run` on its options); throws ConfigError naming the offending value.
+void validate_run_spec(const RunSpec& spec);
+
+/// Quotes a word for a POSIX shell when it contains anything but [A-Za-z0-9_./:,=+-].
+std::string shell_quote(const std::string& word);
+
+}  // namespace dkp::experiments

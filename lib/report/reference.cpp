@@ -138,6 +138,14 @@ std::vector<RefRow> load_reference_csv(const fs::path& file) {
     r.bold = get("bold") == "1";
     r.note = get("note");
     r.source = where;
+    if (const std::string sp = get("splits"); !sp.empty()) {
+      size_t start = 0;
+      while (start <= sp.size()) {
+        const size_t end = std::min(sp.find(';', start), sp.size());
+        r.splits.push_back(parse_int(sp.substr(start, end - start), where, "splits"));
+        start = end + 1;
+      }
+    }
     if (r.paper.empty() || r.table.empty() || r.metric.empty()) {
       throw DataError(fmt::format("{}: paper, table and metric must not be empty", where));
     }
@@ -147,17 +155,22 @@ std::vector<RefRow> load_reference_csv(const fs::path& file) {
 }
 
 std::vector<RefRow> load_reference_dir(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return {};
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".csv") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
   std::vector<RefRow> rows;
-  for (const auto& f : files) {
-    auto r = load_reference_csv(f);
-    rows.insert(rows.end(), r.begin(), r.end());
+  for (const char* origin : {"paper", "code"}) {
+    const fs::path d = std::string(origin) == "paper" ? dir : dir / "code";
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(d, ec)) {
+      if (e.path().extension() == ".csv") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      for (auto& r : load_reference_csv(f)) {
+        r.origin = origin;
+        rows.push_back(std::move(r));
+      }
+    }
   }
   return rows;
 }

@@ -3,6 +3,9 @@
 // error_kind: se (one standard error over splits), sd (standard deviation over splits),
 // 2se_paired (two standard errors of the paired difference to the row's best method; the best
 // has no error), unspecified, none.
+// The public reference code's own values, where we have run it (results/reference/code/*.csv,
+// the same columns plus `splits`, the splits it was measured on, e.g. "0" or "0;1"), are loaded
+// beside the papers' with origin "code": a table shows them as a second reference per cell.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +28,10 @@ struct RefRow {
   bool bold = false;
   std::string note;
   std::string source;  ///< file:line, for messages
+  /// "paper" (its printed table) or "code" (the public reference code, run by us).
+  std::string origin = "paper";
+  /// The splits a value was measured on (column `splits`); empty: the paper's, i.e. all.
+  std::vector<int> splits;
 
   /// The paper's standard error of the mean implied by (error, error_kind): se -> error,
   /// sd -> error / sqrt(n) (n = n_splits, else `n_fallback`), 2se_paired -> error / 2 (a proxy:
@@ -37,7 +44,8 @@ struct RefRow {
 /// Throws DataError naming file:line on malformed rows.
 std::vector<RefRow> load_reference_csv(const std::filesystem::path& file);
 
-/// All *.csv files of a directory, sorted by name; an absent directory gives no rows.
+/// All *.csv files of a directory, sorted by name, then those of its `code` subdirectory (origin
+/// "code"); an absent directory gives no rows.
 std::vector<RefRow> load_reference_dir(const std::filesystem::path& dir);
 
 /// Splits one CSV record (no embedded newlines) into fields.

@@ -356,8 +356,9 @@ std::string summary_markdown(const std::vector<Table>& tables,
         std::string diff_text = format_fixed(diff, dec + 1);
         if (diff > 0) diff_text = "+" + diff_text;
         const Explanation* x = find_explanation(explanations, t, r, e);
-        const std::string why =
+        std::string why =
             x ? "Explanation: " + link_or_text(x->note, x->link) + "." : "No explanation yet.";
+        if (e.code_agree == "yes") why = "Agrees with the reference code. " + why;
         o += fmt::format(
             "- [{}]({}{}.md), {}: ours {} vs paper {} (difference {}, tolerance {}). {}\n",
             md_cell(t.spec.name), links.tables, t.spec.name, md_cell(entry_where(t, r, e)),
@@ -367,6 +368,47 @@ std::string summary_markdown(const std::vector<Table>& tables,
   }
   if (n_disagree == 0) o += "None so far.\n";
   o += "\n";
+
+  // The reference code's own values, where we ran it.
+  std::string code_list;
+  for (const auto& t : tables) {
+    const int dec = t.spec.decimals;
+    for (const auto& r : t.rows) {
+      for (const auto& e : r.entries) {
+        if (!e.code_ref) continue;
+        std::string code = e.code_ref->mean_text;
+        if (!e.code_ref->error_text.empty()) code += " ± " + e.code_ref->error_text;
+        std::string splits;
+        for (int sp : e.code_ref->splits) {
+          if (!splits.empty()) splits += ", ";
+          splits += std::to_string(sp);
+        }
+        const std::string where_splits = splits.empty() ? "all splits" : "split " + splits;
+        const std::string verdict =
+            !e.code_ours ? "ours is not computed on those splits"
+            : e.code_agree == "yes"
+                ? "ours " + format_fixed(e.code_ours, dec + 1) + " agrees with it"
+            : e.code_agree == "no"
+                ? "ours " + format_fixed(e.code_ours, dec + 1) + " disagrees with it"
+                : "ours " + format_fixed(e.code_ours, dec + 1) +
+                      " (not comparable: neither prints an error)";
+        const std::string paper_verdict = e.agree == "yes"  ? "agrees with the paper"
+                                          : e.agree == "no" ? "disagrees with the paper"
+                                                            : "not comparable with the paper";
+        code_list += fmt::format("- [{}]({}{}.md), {}: reference code {} ({}); {}; {}. {}\n",
+                                 md_cell(t.spec.name), links.tables, t.spec.name,
+                                 md_cell(entry_where(t, r, e)), md_cell(code), where_splits,
+                                 verdict, paper_verdict, md_cell(e.code_ref->note));
+      }
+    }
+  }
+  if (!code_list.empty()) {
+    o += "## The reference code's values\n\n";
+    o += "Where we ran the public reference code ourselves (`results/reference/code/`), its value "
+         "stands beside the paper's, and ours is compared with it on the same splits by the same "
+         "rule.\n\n";
+    o += code_list + "\n";
+  }
 
   // Figures, one per paper.
   o += "## Figures\n\n";

@@ -237,7 +237,7 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             // Reference value.
             const std::string ref_metric = col.ref_metric.empty() ? metric : col.ref_metric;
             for (const auto& r : refs) {
-              if (r.paper != spec.paper) continue;
+              if (r.origin != "paper" || r.paper != spec.paper) continue;
               if (!spec.paper_table.empty() && r.table != spec.paper_table) continue;
               if (r.dataset != dataset || r.metric != ref_metric) continue;
               if (r.model != col.ref_model || r.posterior != col.ref_posterior) continue;
@@ -245,6 +245,16 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
               if (rk_kernel && !r.kernel.empty() && r.kernel != kernel) continue;
               e.ref = r;
               e.ref_se = r.standard_error(e.n_expected);
+              break;
+            }
+            for (const auto& r : refs) {
+              if (r.origin != "code" || r.paper != spec.paper) continue;
+              if (!spec.paper_table.empty() && r.table != spec.paper_table) continue;
+              if (r.dataset != dataset || r.metric != ref_metric) continue;
+              if (r.model != col.ref_model || r.posterior != col.ref_posterior) continue;
+              if (r.depth != 0 && r.depth != e.depth) continue;
+              if (rk_kernel && !r.kernel.empty() && r.kernel != kernel) continue;
+              e.code_ref = r;
               break;
             }
             row.entries.push_back(std::move(e));
@@ -333,6 +343,35 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             const double ours_se = single_run ? 0.0 : *e.se;
             const double tol = 2.0 * std::sqrt(ours_se * ours_se + e.ref_se * e.ref_se);
             e.agree = std::fabs(*e.mean - e.ref->mean) <= tol ? "yes" : "no";
+          }
+          // Agreement with the reference code, over the splits it was measured on (all of ours
+          // when it names none): a single run each is compared within two of the code's se.
+          for (auto& e : row.entries) {
+            if (!e.code_ref) continue;
+            std::vector<double> v;
+            bool all = true;
+            if (e.code_ref->splits.empty()) {
+              for (const auto& [split, x] : e.by_split) v.push_back(x);
+              all = e.n_done == e.n_expected;
+            } else {
+              for (int split : e.code_ref->splits) {
+                const auto it = e.by_split.find(split);
+                if (it == e.by_split.end()) {
+                  all = false;
+                } else {
+                  v.push_back(it->second);
+                }
+              }
+            }
+            e.code_agree = "n/a";
+            if (!all || v.empty()) continue;
+            const Stats st = stats_of(v);
+            e.code_ours = st.mean;
+            if (st.n >= 2) e.code_ours_se = st.se;
+            e.code_ref_se = e.code_ref->standard_error(int(v.size()));
+            const double ours_se = st.n >= 2 ? st.se : 0.0;
+            const double tol = 2.0 * std::sqrt(ours_se * ours_se + e.code_ref_se * e.code_ref_se);
+            if (tol > 0) e.code_agree = std::fabs(st.mean - e.code_ref->mean) <= tol ? "yes" : "no";
           }
           t.rows.push_back(std::move(row));
         }

@@ -95,8 +95,15 @@ struct Entry {
   bool best = false, bold = false;
   std::optional<RefRow> ref;
   double ref_se = 0;
-  std::string agree;   ///< yes | no | n/a
-  std::string status;  ///< ok | partial | missing | failed | running | absent (not in the grid)
+  std::string agree;  ///< yes | no | n/a
+  /// The public reference code's value for this cell, where measured (RefRow origin "code"), ours
+  /// over the same splits (when all of them are done) and the agreement of the two, by the same
+  /// rule as with the paper.
+  std::optional<RefRow> code_ref;
+  std::optional<double> code_ours, code_ours_se;
+  double code_ref_se = 0;
+  std::string code_agree;  ///< yes | no | n/a ("" without code_ref)
+  std::string status;      ///< ok | partial | missing | failed | running | absent (not in the grid)
   std::map<int, double> by_split;
 };
 

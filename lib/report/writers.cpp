@@ -140,6 +140,16 @@ std::string md_escape(const std::string& s) {
   return out;
 }
 
+// A reference's splits as the CSV writes them, "0;1" (empty: all).
+std::string splits_text(const std::vector<int>& splits) {
+  std::string o;
+  for (int sp : splits) {
+    if (!o.empty()) o += ';';
+    o += std::to_string(sp);
+  }
+  return o;
+}
+
 std::string md_ours_cell(const Entry& e, int decimals) {
   if (!e.mean) {
     if (e.status == "absent") return "";
@@ -157,10 +167,21 @@ std::string md_ours_cell(const Entry& e, int decimals) {
 }
 
 std::string md_paper_cell(const Entry& e) {
-  if (!e.ref) return "—";
-  std::string s = md_escape(e.ref->mean_text);
-  if (!e.ref->error_text.empty()) s += " ± " + md_escape(e.ref->error_text);
-  return e.ref->bold ? "**" + s + "**" : s;
+  std::string s = "—";
+  if (e.ref) {
+    s = md_escape(e.ref->mean_text);
+    if (!e.ref->error_text.empty()) s += " ± " + md_escape(e.ref->error_text);
+    if (e.ref->bold) s = "**" + s + "**";
+  }
+  if (e.code_ref) {
+    // The reference code's value beside the paper's, with ours over the same splits.
+    s += "<br>code: " + md_escape(e.code_ref->mean_text);
+    if (!e.code_ref->error_text.empty()) s += " ± " + md_escape(e.code_ref->error_text);
+    if (!e.code_ref->splits.empty()) s += " (split " + splits_text(e.code_ref->splits) + ")";
+    if (e.code_agree == "yes") s += " ✓";
+    if (e.code_agree == "no") s += " ✗";
+  }
+  return s;
 }
 
 std::string md_convention_text(Convention c) {
@@ -275,7 +296,7 @@ std::string to_csv(const Table& t) {
       "table,profile,paper,paper_table,metric,kernel,dataset,depth,column,model,inference,"
       "posterior,inducing,n_expected,n_done,n_failed,n_running,status,ours_mean,ours_error,"
       "ours_error_kind,ours_se,ours_best,ours_bold,paper_mean,paper_error,paper_error_kind,"
-      "paper_se,paper_bold,agree\n";
+      "paper_se,paper_bold,agree,code_mean,code_error,code_splits,code_ours,code_agree\n";
   for (const auto& row : t.rows) {
     for (const auto& e : row.entries) {
       const ColumnSpec& c = s.columns[e.col];
@@ -312,6 +333,11 @@ std::string to_csv(const Table& t) {
           e.ref ? fmt::format("{}", e.ref_se) : "",
           e.ref ? (e.ref->bold ? "1" : "0") : "",
           e.agree,
+          e.code_ref ? e.code_ref->mean_text : "",
+          e.code_ref ? e.code_ref->error_text : "",
+          e.code_ref ? splits_text(e.code_ref->splits) : "",
+          num_or_empty(e.code_ours),
+          e.code_agree,
       };
       for (size_t i = 0; i < f.size(); ++i) {
         if (i) o += ',';
@@ -380,8 +406,21 @@ std::string to_markdown(const Table& t) {
        "2 √(se² + se_paper²); ✗: disagreement; no mark: not comparable (fewer than two splits, "
        "but for a grid of one split (se = 0) against a paper that prints an error, or no printed "
        "value); (k/n): only k of n splits done; *missing*, *running*, *failed*: "
-       "no result yet.\n";
-  if (!t.notes.empty()) o += "\n" + md_escape(t.notes) + "\n";
+       "no result yet.";
+  bool code = false;
+  for (const auto& row : t.rows)
+    for (const auto& e : row.entries) code = code || e.code_ref.has_value();
+  if (code) {
+    o += " *code*: the public reference code's own value where we ran it "
+         "(results/reference/code/), on the splits named, its ✓ or ✗ comparing ours on the "
+         "same splits by the same rule.";
+  }
+  o += "\n";
+  if (!t.notes.empty()) {
+    o += "\n";
+    o += md_escape(t.notes);
+    o += "\n";
+  }
   return o;
 }
 

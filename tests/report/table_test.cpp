@@ -313,8 +313,9 @@ TEST_CASE("tables: epoch time from step timings when the run did not write it") 
 TEST_CASE("reference CSVs: they parse, and every printed cell of the papers' tables has a home") {
   const fs::path dir = fs::path(DKP_SOURCE_DIR) / "results" / "reference";
   const auto refs = load_reference_dir(dir);
-  std::map<std::string, int> per_paper;
-  for (const auto& r : refs) ++per_paper[r.paper];
+  std::map<std::string, int> per_paper;  // the papers' printed values (not the code's)
+  for (const auto& r : refs)
+    if (r.origin == "paper") ++per_paper[r.paper];
   CHECK(per_paper["dkp"] == 72);
   CHECK(per_paper["gw"] == 180);
   CHECK(per_paper["agw"] == 637);
@@ -323,8 +324,8 @@ TEST_CASE("reference CSVs: they parse, and every printed cell of the papers' tab
   // No duplicate keys.
   std::set<std::string> keys;
   for (const auto& r : refs) {
-    const std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", r.paper, r.table, r.dataset,
-                                      r.depth, r.model, r.posterior, r.metric, r.kernel);
+    const std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", r.origin, r.paper, r.table,
+                                      r.dataset, r.depth, r.model, r.posterior, r.metric, r.kernel);
     INFO(r.source);
     CHECK(keys.insert(k).second);
   }
@@ -492,4 +493,68 @@ TEST_CASE("a grid of one split compares its one run within two of the paper's st
     if (col.find("DIWP") != std::string::npos) CHECK(a == "no");
     if (col.find("DGP") != std::string::npos) CHECK(a == "n/a");
   }
+}
+
+TEST_CASE(
+    "the reference code's value: loaded from code/, matched beside the paper's, compared with "
+    "ours on its own splits") {
+  const fs::path dir = dkp::test::temp_dir("code-refs");
+  fs::create_directories(dir / "code");
+  const std::string header =
+      "paper,table,dataset,depth,model,posterior,metric,mean,error,error_kind,kernel,n_splits,bold,"
+      "splits,note\n";
+  {
+    std::ofstream(dir / "paper.csv")
+        << header << "agw,3,yacht,2,dwp,gw,elbo,1.90,0.01,se,se,20,0,,printed\n";
+    std::ofstream(dir / "code" / "ref.csv")
+        << header << "agw,3,yacht,2,dwp,gw,elbo,1.50,0.02,se,se,1,0,1,\"split 1 only\"\n"
+        << "agw,3,yacht,2,dwp,agw,elbo,1.50,0.02,se,se,2,0,0;3,\"splits 0 and 3\"\n";
+  }
+  const auto refs = load_reference_dir(dir);
+  REQUIRE(refs.size() == 3);
+  CHECK(refs[0].origin == "paper");
+  CHECK(refs[1].origin == "code");
+  CHECK(refs[1].splits == std::vector<int>{1});
+  CHECK(refs[2].splits == std::vector<int>{0, 3});
+
+  // GW: split 1 at 1.53 (within 2 x 0.02 of 1.50), the other splits far off; A-GW: splits 0
+  // and 3 not both done.
+  std::vector<CellRecord> cells;
+  for (int s = 0; s < 4; ++s) {
+    cells.push_back(rec("dwp", "", "gw", s, s == 1 ? 1.53 : 1.85, "elbo", "yacht", 2, "se"));
+    cells.push_back(rec("dwp", "", "agw", s, s == 3 ? std::nullopt : std::optional<double>(1.5),
+                        "elbo", "yacht", 2, "se"));
+  }
+  const auto grid = ex::parse_grid(kAgwGrid, "agwtest.yaml");
+  const auto specs = family_tables(grid.family, cells, "");
+  const TableSpec* t3 = nullptr;  // the A-GW paper's ELBO table, depths 2-5
+  for (const auto& s : specs)
+    if (s.paper_table == "3") t3 = &s;
+  REQUIRE(t3 != nullptr);
+  const Table t = build_table(*t3, cells, refs);
+  bool seen_gw = false, seen_agw = false;
+  for (const auto& r : t.rows) {
+    if (r.dataset != "yacht" || r.metric != "elbo") continue;
+    for (const auto& e : r.entries) {
+      if (e.column == "DWP GW") {
+        seen_gw = true;
+        REQUIRE(e.ref);
+        CHECK(e.ref->mean == doctest::Approx(1.90));
+        REQUIRE(e.code_ref);
+        CHECK(e.code_ours.value_or(0) == doctest::Approx(1.53));
+        CHECK(e.code_agree == "yes");
+      }
+      if (e.column == "DWP A-GW") {
+        seen_agw = true;
+        REQUIRE(e.code_ref);
+        CHECK_FALSE(e.code_ours);
+        CHECK(e.code_agree == "n/a");
+      }
+    }
+  }
+  CHECK(seen_gw);
+  CHECK(seen_agw);
+  // The writers show it: the CSV's code columns, the Markdown's "code:" line.
+  CHECK(to_csv(t).find(",1.50,0.02,1,1.53,yes") != std::string::npos);
+  CHECK(to_markdown(t).find("code: 1.50 ± 0.02 (split 1) ✓") != std::string::npos);
 }

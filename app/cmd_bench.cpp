@@ -286,7 +286,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   // clang-format off
   desc.add_options()
     ("what", po::value<std::string>(), "model | ad | dist | blas")
-    ("dataset", po::value<std::string>()->default_value("boston"), "UCI dataset (split 0), mnist or rectangles")
+    ("dataset", po::value<std::string>()->default_value("boston"), "UCI dataset (split 0), mnist, rectangles or cifar10")
     ("model", po::value<std::string>()->default_value("dgp"), "model name as in dkp run")
     ("inference", po::value<std::string>()->default_value("global-inducing"), "dgp inference")
     ("posterior", po::value<std::string>()->default_value(""), "dwp posterior")

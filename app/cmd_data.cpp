@@ -1,4 +1,5 @@
 // dkp data list | verify | baseline
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -44,9 +45,10 @@ int data_list(const std::filesystem::path& root) {
       std::cout << fmt::format("{:<9} {:<28} unavailable: {}\n", info.name, info.folder, e.what());
     }
   }
-  // The image sets, one train/test split each. Rectangle-Images is not in the shared data: it is
-  // listed when its folder exists (data-scripts/fetch_rectangles.sh), never counted as missing.
-  for (const char* name : {"mnist", "rectangles"}) {
+  // The image sets, one train/test split each. Rectangle-Images and CIFAR-10 are not in the shared
+  // data: each is listed when its folder exists (data-scripts/fetch_rectangles.sh,
+  // fetch_cifar10.sh), never counted as missing.
+  for (const char* name : {"mnist", "rectangles", "cifar10"}) {
     if (data::optional_dataset_missing(root, name)) {
       std::cout << fmt::format("{:<9} {:<28} {}\n", name, name, data::not_installed_note(name));
       continue;
@@ -65,7 +67,21 @@ int data_list(const std::filesystem::path& root) {
 }
 
 int data_verify(const std::filesystem::path& root, const std::string& only) {
-  const auto entries = data::parse_checksums(data::embedded_sha256sums());
+  // Optional data (CIFAR-10) whose folder is absent is not installed, not missing: its files are
+  // left out and said so, unless --only asks for them; installed, every file of it is checked.
+  std::vector<data::ChecksumEntry> entries;
+  std::vector<std::string> not_installed;
+  for (auto& e : data::parse_checksums(data::embedded_sha256sums())) {
+    const std::string dataset = e.path.substr(0, e.path.find('/'));
+    if (only.empty() && data::optional_dataset_missing(root, dataset)) {
+      if (std::find(not_installed.begin(), not_installed.end(), dataset) == not_installed.end())
+        not_installed.push_back(dataset);
+      continue;
+    }
+    entries.push_back(std::move(e));
+  }
+  for (const auto& d : not_installed)
+    std::cout << fmt::format("{:<9} {}\n", d, data::not_installed_note(d));
   const auto report = data::verify_checksums(root, entries, only);
   for (const auto& p : report.missing) std::cout << "MISSING   " << p << "\n";
   for (const auto& p : report.mismatched) std::cout << "MISMATCH  " << p << "\n";
@@ -112,10 +128,11 @@ int data_baseline(const std::filesystem::path& root, const std::string& only) {
 
 int cmd_data(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
-  desc.add_options()("only", po::value<std::string>()->default_value(""),
-                     "verify: only paths under this prefix (e.g. uci/yacht, mnist); baseline: "
-                     "only this dataset (e.g. yacht)")("action", po::value<std::string>(),
-                                                       "list | verify | baseline");
+  desc.add_options()(
+      "only", po::value<std::string>()->default_value(""),
+      "verify: only paths under this prefix (e.g. uci/yacht, mnist, cifar10); baseline: "
+      "only this dataset (e.g. yacht)")("action", po::value<std::string>(),
+                                        "list | verify | baseline");
   po::positional_options_description pos;
   pos.add("action", 1);
   po::variables_map vm;

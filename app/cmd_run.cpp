@@ -60,7 +60,9 @@ po::options_description run_options() {
                                           "(10 classes; robust-max: sgp, dgp dsvi | aep; softmax: "
                                           "nngp, diwp, dgp global-inducing --kernel relu); "
                                           "rectangles (Rectangle-Images, 2 classes: probit for "
-                                          "sgp, dgp dsvi | aep; data-scripts/fetch_rectangles.sh)")
+                                          "sgp, dgp dsvi | aep; data-scripts/fetch_rectangles.sh); "
+                                          "cifar10 (10 classes, as mnist; "
+                                          "data-scripts/fetch_cifar10.sh)")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
     ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing | aep (approximate EP)")
@@ -70,7 +72,7 @@ po::options_description run_options() {
     ("width", po::value<std::string>()->default_value("input"),
      "hidden width: input (number of features) | min(input,30) (the DSVI papers') | an integer")
     ("pixel-scale", po::value<double>()->default_value(1.0),
-     "mnist, rectangles: multiply the pixels (after --pixels) by this factor; the Gram models' output prior "
+     "mnist, rectangles, cifar10: multiply the pixels (after --pixels) by this factor; the Gram models' output prior "
      "variance grows with its square (README, MNIST classification)")
     ("init-lengthscale", po::value<double>()->default_value(0.0, "the model's: 1"),
      "sgp, dgp dsvi: initial lengthscale of every SE kernel (the DSVI report's MNIST code: 2)")
@@ -91,9 +93,9 @@ po::options_description run_options() {
      "dwp: the Bartlett means' parameter: direct (mu itself) | bayesfunc (mu = mu_raw / sqrt(m), "
      "m = min(P, nu), as bayesfunc's WishartLayer, so Adam's steps on mu are lr / sqrt(m))")
     ("pixels", po::value<std::string>()->default_value("unit"),
-     "mnist, rectangles: unit (pixels in [0, 1], as the DSVI reference code) | standard (minus the training "
+     "mnist, rectangles, cifar10: unit (pixels in [0, 1], as the DSVI reference code) | standard (minus the training "
      "images' mean pixel, over their standard deviation, as PyTorch's usual normalisation and "
-     "the DKP paper's reference code)")
+     "the DKP paper's reference code; cifar10: per colour plane)")
     ("hidden-ard", po::bool_switch(),
      "dgp global-inducing: ARD lengthscales in every layer, not only the first (changes the "
      "prior; the DWP papers' DGP has one lengthscale per hidden layer)")

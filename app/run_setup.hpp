@@ -33,7 +33,7 @@ std::string run_data_sha256(const std::filesystem::path& root, const std::string
 
 /// A run's data: the split the model trains and is tested on, and its files' SHA-256 (the
 /// manifest's data_sha256): a UCI dataset's split, or an image dataset's fixed train/test split
-/// (MNIST, Rectangle-Images; split 0 only; data::image_split).
+/// (MNIST, Rectangle-Images, CIFAR-10; split 0 only; data::image_split).
 struct RunData {
   data::RegressionSplit split;
   std::string sha256;

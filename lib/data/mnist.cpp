@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "data/cifar10.hpp"
 #include "data/uci.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -160,44 +162,60 @@ Mnist load_rectangles(const fs::path& root) {
 Mnist load_images(const fs::path& root, const std::string& name) {
   if (name == "mnist") return load_mnist(root);
   if (name == "rectangles") return load_rectangles(root);
-  throw ConfigError(fmt::format("'{}' is not an image dataset (mnist, rectangles)", name));
+  if (name == "cifar10") return load_cifar10(root);
+  throw ConfigError(fmt::format("'{}' is not an image dataset (mnist, rectangles, cifar10)", name));
 }
 
 std::string images_sha256(const fs::path& root, const std::string& name) {
   if (name == "mnist") return mnist_sha256(root);
+  if (name == "cifar10") return cifar10_sha256(root);
   if (name != "rectangles") {
-    throw ConfigError(fmt::format("'{}' is not an image dataset (mnist, rectangles)", name));
+    throw ConfigError(
+        fmt::format("'{}' is not an image dataset (mnist, rectangles, cifar10)", name));
   }
   return files_sha256(root / "rectangles", kRectanglesFiles);
 }
 
 bool optional_dataset_missing(const fs::path& root, const std::string& dataset) {
-  return dataset == "rectangles" && !fs::exists(root / dataset);
+  return (dataset == "rectangles" || dataset == "cifar10") && !fs::exists(root / dataset);
 }
 
 std::string not_installed_note(const std::string& dataset) {
   return fmt::format("not installed (optional: data-scripts/fetch_{}.sh)", dataset);
 }
 
-RegressionSplit image_split(const Mnist& m, bool standard, double scale) {
+RegressionSplit image_split(Mnist m, bool standard, double scale) {
   if (!(scale > 0.0) || !std::isfinite(scale)) {
     throw ConfigError(fmt::format("pixel scale must be positive and finite (got {})", scale));
+  }
+  const arma::uword n = m.train.X.n_rows, d = m.train.X.n_cols;
+  const size_t channels = std::max<size_t>(m.train.channels, 1);
+  if (d % channels != 0) {
+    throw DataError(fmt::format("{} pixels are not {} equal channels", d, channels));
   }
   RegressionSplit s;
   s.dataset = "mnist";
   s.split = 0;
-  s.X_train = m.train.X;
-  s.X_test = m.test.X;
   s.y_train = arma::conv_to<arma::vec>::from(m.train.labels);
   s.y_test = arma::conv_to<arma::vec>::from(m.test.labels);
-  s.x_stats.mean = arma::zeros<arma::rowvec>(m.train.X.n_cols);
-  s.x_stats.std = arma::ones<arma::rowvec>(m.train.X.n_cols);
+  s.x_stats.mean = arma::zeros<arma::rowvec>(d);
+  s.x_stats.std = arma::ones<arma::rowvec>(d);
   if (standard) {
-    const arma::vec all = arma::vectorise(m.train.X);
-    s.x_stats.mean.fill(arma::mean(all));
-    s.x_stats.std.fill(arma::stddev(all));
-    s.X_train = s.x_stats.transform(s.X_train);
-    s.X_test = s.x_stats.transform(s.X_test);
+    // Per channel: the channel's features are consecutive columns, so contiguous in memory; the
+    // statistics are taken over that block without copying it (one channel: all the pixels).
+    const arma::uword per = d / channels;
+    for (size_t c = 0; c < channels; ++c) {
+      const arma::vec block(m.train.X.colptr(c * per), n * per, /*copy_aux_mem=*/false,
+                            /*strict=*/true);
+      s.x_stats.mean.cols(c * per, (c + 1) * per - 1).fill(arma::mean(block));
+      s.x_stats.std.cols(c * per, (c + 1) * per - 1).fill(arma::stddev(block));
+    }
+    s.X_train = s.x_stats.transform(m.train.X);
+    m.train.X.reset();
+    s.X_test = s.x_stats.transform(m.test.X);
+  } else {
+    s.X_train = std::move(m.train.X);
+    s.X_test = std::move(m.test.X);
   }
   if (scale != 1.0) {  // x_stats maps other points (dkp predict --input) the same way
     s.X_train *= scale;
@@ -208,7 +226,7 @@ RegressionSplit image_split(const Mnist& m, bool standard, double scale) {
 }
 
 size_t dataset_classes(const std::string& dataset) {
-  if (dataset == "mnist") return 10;
+  if (dataset == "mnist" || dataset == "cifar10") return 10;
   return dataset == "rectangles" ? 2 : 0;
 }
 

@@ -82,8 +82,9 @@ std::vector<TableSpec> family_tables(const std::string& family,
   } else if (family == "dkp-mnist") {
     out.push_back(
         make("dkp-table2", "dkp", "2",
-             "Deep kernel processes (Aitchison, Yang and Ober 2021), Table 2: MNIST ELBO, test "
-             "log-likelihood and accuracy (%) of three-layer DGP, NNGP and DIWP (softmax)",
+             "Deep kernel processes (Aitchison, Yang and Ober 2021), Table 2: MNIST and CIFAR-10 "
+             "ELBO, test log-likelihood and accuracy (%) of three-layer DGP, NNGP and DIWP "
+             "(softmax)",
              {"elbo", "test_ll", "test_acc_pct"}, {"dataset"},
              {column("DGP", sel("dgp", "global-inducing"), "dgp", ""),
               column("NNGP", sel("nngp"), "nngp", ""), column("DIWP", sel("diwp"), "diwp", "")},

@@ -13,7 +13,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := g++ make cmake pkg-config git clang-format \
   libarmadillo-dev libopenblas-dev liblapack-dev \
   libboost-dev libboost-program-options-dev \
-  libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev zlib1g-dev parallel
+  libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev zlib1g-dev parallel \
+  nlohmann-json3-dev libssl-dev
 # pdflatex and the LaTeX packages the tables use (geometry, booktabs, amssymb, graphicx): the smoke
 # test compiles every table it writes. Installed without Debian's recommended extras.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended

@@ -175,36 +175,32 @@ std::string fmt_duration(double s) {
   return fmt::format("{}s", t);
 }
 
-// A JSON file of --out read strictly: DataError naming the file and the remedy when it is damaged.
-YAML::Node read_json(const fs::path& path, std::string_view remedy) {
-  YAML::Node n;
+// A JSON file of --out read strictly: DataError naming the file (and, for a parse error, the line
+// and column) and the remedy when it is damaged, or when its config_hash or data_sha256 is not a
+// string.
+util::JsonValue read_json(const fs::path& path, std::string_view remedy) {
   try {
-    n = YAML::LoadFile(path.string());
-  } catch (const YAML::Exception& e) {
-    throw DataError(fmt::format("{}: malformed ({}); {}", path.string(), e.what(), remedy));
+    util::JsonValue n = util::read_json_object(path);
+    for (const char* key : {"config_hash", "data_sha256"}) util::json_string(n, key, path.string());
+    return n;
+  } catch (const DataError& e) {
+    throw DataError(fmt::format("{}; {}", e.what(), remedy));
   }
-  if (!n.IsMap()) {
-    throw DataError(fmt::format("{}: malformed (not a JSON object); {}", path.string(), remedy));
-  }
-  return n;
 }
 
-// The same, leniently: an empty node when the file is missing or unreadable.
-YAML::Node read_json_lenient(const fs::path& path) {
+// The same, leniently: an empty value when the file is missing or unreadable.
+util::JsonValue read_json_lenient(const fs::path& path) {
   try {
-    if (fs::exists(path)) {
-      YAML::Node n = YAML::LoadFile(path.string());
-      if (n.IsMap()) return n;
-    }
-  } catch (const YAML::Exception&) {
+    if (fs::exists(path)) return util::read_json_object(path);
+  } catch (const Error&) {
   }
-  return YAML::Node();
+  return {};
 }
 
-// A string value of a JSON object ("" when absent or not a scalar).
-std::string json_string(const YAML::Node& n, const char* key) {
-  if (!n || !n.IsMap() || !n[key] || !n[key].IsScalar()) return "";
-  return n[key].Scalar();
+// A string value of a JSON object ("" when absent or not a string).
+std::string json_string(const util::JsonValue& n, const char* key) {
+  const auto it = n.find(key);
+  return it != n.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // An output file given on the command line (written after training): a usage error now when it
@@ -369,11 +365,11 @@ int cmd_run(const std::vector<std::string>& args) {
   const bool force = vm.count("force") > 0;
   const fs::path result_path = out / "result.json", manifest_path = out / "manifest.json",
                  checkpoint_path = out / "checkpoint.bin";
-  const YAML::Node old_manifest = read_json_lenient(manifest_path);
+  const util::JsonValue old_manifest = read_json_lenient(manifest_path);
   const std::string manifest_hash = json_string(old_manifest, "config_hash");
   const bool have_result = !force && fs::exists(result_path);
-  const YAML::Node old_result =
-      have_result ? read_json(result_path, "--force recomputes the run") : YAML::Node();
+  const util::JsonValue old_result =
+      have_result ? read_json(result_path, "--force recomputes the run") : util::JsonValue();
   const std::string result_hash = json_string(old_result, "config_hash");
   const bool have_checkpoint = fs::exists(checkpoint_path);
   const bool reuse = have_result && result_hash == hash;

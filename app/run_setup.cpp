@@ -2,15 +2,16 @@
 #include "run_setup.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 #include "util/sha256.hpp"
 
 namespace dkp::cli {
@@ -103,33 +104,34 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
         "{} has no checkpoint.bin: the run has saved no trained parameters", dir.string()));
   }
   // The run's configuration: its canonical form must give back its hash.
-  YAML::Node manifest;
-  try {
-    manifest = YAML::LoadFile(manifest_path.string());
-  } catch (const YAML::Exception& e) {
-    throw DataError(fmt::format("{}: {}", manifest_path.string(), e.what()));
-  }
-  if (!manifest["canonical_config"] || !manifest["config_hash"]) {
-    throw DataError(fmt::format("{}: no canonical_config or config_hash", manifest_path.string()));
+  const util::JsonValue manifest = util::read_json_object(manifest_path);
+  const std::string source = manifest_path.string();
+  const std::string canonical = util::json_string(manifest, "canonical_config", source);
+  const std::string manifest_hash = util::json_string(manifest, "config_hash", source);
+  if (canonical.empty() || manifest_hash.empty()) {
+    throw DataError(fmt::format("{}: no canonical_config or config_hash", source));
   }
   TrainedRun tr;
-  tr.spec = experiments::RunSpec::parse_canonical(manifest["canonical_config"].as<std::string>());
+  tr.spec = experiments::RunSpec::parse_canonical(canonical);
   const std::string hash = tr.spec.hash();
-  const std::string manifest_hash = manifest["config_hash"].as<std::string>();
   if (hash != manifest_hash) {
     throw DataError(fmt::format("{}: canonical_config hashes to {}, not to its config_hash {}",
                                 manifest_path.string(), hash, manifest_hash));
   }
   const auto& p = tr.spec.protocol;
-  tr.threads = manifest["threads"] ? manifest["threads"].as<int>() : 1;
+  const int64_t threads = util::json_integer(manifest, "threads", source, 1);
+  if (threads < 1 || threads > std::numeric_limits<int>::max()) {
+    throw DataError(fmt::format("{}: threads is {}, not a positive int", source, threads));
+  }
+  tr.threads = int(threads);
 
   // Data (for the standardisation and the model's shapes) and the trained parameters.
   const auto root = data::resolve_data_root(data_root_option);
   RunData data = load_run_data(root, tr.spec.dataset, tr.spec.split, tr.spec.protocol.pixels,
                                tr.spec.protocol.pixel_scale);
   const std::string& data_sha = data.sha256;
-  const std::string trained_sha =
-      manifest["data_sha256"] ? manifest["data_sha256"].as<std::string>() : data_sha;
+  std::string trained_sha = util::json_string(manifest, "data_sha256", source);
+  if (trained_sha.empty()) trained_sha = data_sha;
   if (trained_sha != data_sha) {
     throw DataError(fmt::format(
         "{}: the run was trained on other data files ({} split {} now hashes to {}, the "

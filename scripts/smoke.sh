@@ -307,6 +307,17 @@ cp -r "$r42" "$i42/other" && rm "$i42/other/checkpoint.bin"
 expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 30 "${d42[@]}" --out "$i42/other"
 i42_msg "$i42/other holds the result of another configuration (hash "
 i42_msg "use another --out, or --force to replace it"
+# A truncated result.json in --out: named with the line and column where it stops, and the remedy;
+# so is one whose config_hash is not a string.
+cp -r "$r42" "$i42/trunc" && head -n 3 "$r42/result.json" >"$i42/trunc/result.json"
+expect_rc 1 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/trunc"
+i42_msg "$i42/trunc/result.json:4:1: not valid JSON: syntax error while parsing object key - unexpected end of input"
+i42_msg "; --force recomputes the run"
+sed -i -E 's/"config_hash": "([0-9a-f]+)"/"config_hash": 12/' "$i42/trunc/result.json"
+echo '}' >>"$i42/trunc/result.json"
+sed -i -E '3s/,$//' "$i42/trunc/result.json"
+expect_rc 1 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/trunc"
+i42_msg "$i42/trunc/result.json: config_hash is a number, not a string; --force recomputes the run"
 # One changed digit in the checkpoint: its checksum fails; --force starts afresh.
 cp -r "$r42" "$i42/edit" && rm "$i42/edit/result.json"
 awk '/^param / && !done { $NF = "1.5p+3"; done = 1 } { print }' "$r42/checkpoint.bin" \
@@ -491,7 +502,8 @@ s42_run 0 "$dkp" grid status "${g42[@]}"
 s42_has "done $((cells - 1)), running 0, interrupted 0, missing 0, failed 0, damaged 1, stale 0"
 s42_run 0 "$dkp" grid status "${g42[@]}" --verbose
 s42_has "damaged     $h1 "
-s42_has "-- $d1/result.json: not valid JSON (line "
+grep -Eq -- "-- $d1/result.json:[0-9]+:[0-9]+: not valid JSON: " "$work/s42.out" ||
+  fail "grid status --verbose does not name $d1/result.json:LINE:COLUMN: $(cat "$work/s42.out")"
 # grid run does not recompute it silently: it names it with the remedy and exits 1; so do tables.
 s42_run 1 "$dkp" grid run "${g42[@]}" --quiet
 s42_has "computed 0, reused $((cells - 1)), failed 0, damaged 1"
@@ -499,7 +511,8 @@ s42_has "to recompute it: dkp grid run experiments/smoke.yaml --results $st42 --
 s42_run 1 "$dkp" tables "${g42[@]}" --out "$work/t42" --quiet
 s42_has "dkp tables: grid smoke (profile full) has 1 damaged cell (left out of its tables):"
 s42_has "$h1 "
-s42_has "$d1/result.json: not valid JSON"
+grep -Eq -- "$d1/result.json:[0-9]+:[0-9]+: not valid JSON: " "$work/s42.out" ||
+  fail "dkp tables does not name $d1/result.json:LINE:COLUMN: $(cat "$work/s42.out")"
 # --force --cell PREFIX recomputes that cell (cleared first) and no other.
 s42_run 0 "$dkp" grid run "${g42[@]}" --force --cell "${h1:0:6}" --quiet
 s42_has "computed 1, reused 0, failed 0"

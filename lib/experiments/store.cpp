@@ -18,7 +18,6 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
-#include "util/parse.hpp"
 
 namespace dkp::experiments {
 
@@ -46,38 +45,27 @@ const char* to_string(CellState s) {
 
 namespace {
 
-// A JSON object from a file, or what is wrong with it: "<file>: not valid JSON (line L, column
-// C): <error>" or "<file>: not a JSON object". Names the file whatever the parser says.
-YAML::Node parse_json_object(const fs::path& file, std::string& error) {
-  YAML::Node n;
+// A JSON object from a file, or what is wrong with it (`error` set, an empty value returned):
+// "<file>:<line>:<column>: not valid JSON: <error>", "<file>: not a JSON object", or what
+// util::read_file says of an unreadable file. Always names the file.
+util::JsonValue parse_json_object(const fs::path& file, std::string& error) {
   try {
-    n = YAML::Load(util::read_file(file));
-  } catch (const YAML::Exception& e) {
-    error = e.mark.is_null()
-                ? fmt::format("{}: not valid JSON: {}", file.string(), e.msg)
-                : fmt::format("{}: not valid JSON (line {}, column {}): {}", file.string(),
-                              e.mark.line + 1, e.mark.column + 1, e.msg);
-    return {};
+    return util::read_json_object(file);
   } catch (const Error& e) {
-    error = e.what();  // unreadable: read_file names the file
+    error = e.what();
     return {};
   }
-  if (!n.IsMap()) {
-    error = fmt::format("{}: not a JSON object", file.string());
-    return {};
+}
+
+// A string member of a file's JSON object, or the damage when it has another type.
+std::string string_member(const util::JsonValue& n, const char* key, const fs::path& file,
+                          std::string& damage) {
+  try {
+    return util::json_string(n, key, file.string());
+  } catch (const Error& e) {
+    damage = e.what();
+    return "";
   }
-  return n;
-}
-
-YAML::Node load_json_object(const fs::path& file) {
-  std::string error;
-  YAML::Node n = parse_json_object(file, error);
-  if (!error.empty()) throw DataError(error);
-  return n;
-}
-
-std::string scalar(const YAML::Node& n, const char* key) {
-  return n[key] && n[key].IsScalar() ? n[key].Scalar() : std::string();
 }
 
 }  // namespace
@@ -86,22 +74,18 @@ std::optional<std::string> result_hash(const fs::path& result_json) {
   std::error_code ec;
   if (!fs::exists(result_json, ec)) return std::nullopt;
   try {
-    const YAML::Node n = load_json_object(result_json);
-    if (n["config_hash"] && n["config_hash"].IsScalar()) return n["config_hash"].Scalar();
-    return std::string();
+    return util::json_string(util::read_json_object(result_json), "config_hash",
+                             result_json.string());
   } catch (const Error&) {
     return std::nullopt;
   }
 }
 
 std::map<std::string, double> read_result_values(const fs::path& result_json) {
-  const YAML::Node n = load_json_object(result_json);
+  const util::JsonValue n = util::read_json_object(result_json);
   std::map<std::string, double> out;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    if (!it->first.IsScalar() || !it->second.IsScalar()) continue;
-    // Quoted strings (e.g. "dataset": "boston") are not numbers; yaml-cpp tags them "!".
-    if (it->second.Tag() == "!") continue;
-    if (const auto v = util::parse_double(it->second.Scalar())) out[it->first.Scalar()] = *v;
+  for (const auto& [key, v] : n.items()) {
+    if (v.is_number()) out[key] = v.get<double>();
   }
   return out;
 }
@@ -152,11 +136,12 @@ ResultFile read_result_file(const fs::path& file) {
   std::error_code ec;
   r.exists = fs::exists(file, ec);
   if (!r.exists) return r;
-  const YAML::Node n = parse_json_object(file, r.damage);
+  const util::JsonValue n = parse_json_object(file, r.damage);
   if (!r.damage.empty()) return r;
-  r.hash = scalar(n, "config_hash");
+  r.hash = string_member(n, "config_hash", file, r.damage);
+  if (!r.damage.empty()) return r;
   if (r.hash.empty()) r.damage = fmt::format("{}: no config_hash", file.string());
-  r.data_sha256 = scalar(n, "data_sha256");
+  r.data_sha256 = string_member(n, "data_sha256", file, r.damage);
   return r;
 }
 
@@ -165,13 +150,15 @@ ResultFile read_result_file(const fs::path& file) {
 std::string manifest_data_sha256(const fs::path& manifest, std::string& damage) {
   std::error_code ec;
   if (!fs::exists(manifest, ec)) return "";
-  const YAML::Node n = parse_json_object(manifest, damage);
+  const util::JsonValue n = parse_json_object(manifest, damage);
   if (!damage.empty()) return "";
-  if (scalar(n, "config_hash").empty()) {
+  const std::string hash = string_member(n, "config_hash", manifest, damage);
+  if (!damage.empty()) return "";
+  if (hash.empty()) {
     damage = fmt::format("{}: no config_hash", manifest.string());
     return "";
   }
-  return scalar(n, "data_sha256");
+  return string_member(n, "data_sha256", manifest, damage);
 }
 
 // "" when the recorded fingerprint is the data's now (or either is unknown), else the note.
@@ -374,11 +361,10 @@ void write_error_json(const RunSpec& spec, const fs::path& results_root, const F
 
 std::string read_error_reason(const fs::path& error_json) {
   try {
-    const YAML::Node n = load_json_object(error_json);
-    if (n["reason"] && n["reason"].IsScalar()) return n["reason"].Scalar();
+    return util::json_string(util::read_json_object(error_json), "reason", error_json.string());
   } catch (const Error&) {
+    return "";
   }
-  return "";
 }
 
 void write_grid_snapshot(const Grid& grid, const std::string& grid_text,

@@ -77,10 +77,11 @@ struct StatusOptions {
 ///
 /// In order: a result.json with the cell's hash is done (or stale); a run directory whose lock is
 /// held is running (detail: the holder); a malformed result.json (not JSON, not an object, no
-/// config_hash), manifest.json or trace.csv is damaged (detail: "<path>: <error>"; the trace and
-/// manifest of a done cell are not read, except the manifest for its data fingerprint); then
-/// failed (error.json), interrupted (manifest or checkpoint), missing. A result.json of another
-/// configuration is ignored (noted in the detail).
+/// config_hash, a config_hash or data_sha256 that is not a string), manifest.json or trace.csv is
+/// damaged (detail: "<path>: <error>", "<path>:<line>:<column>: not valid JSON: <error>" for a
+/// parse error; the trace and manifest of a done cell are not read, except the manifest for its
+/// data fingerprint); then failed (error.json), interrupted (manifest or checkpoint), missing. A
+/// result.json of another configuration is ignored (noted in the detail).
 CellStatus cell_status(const RunSpec& spec, const std::filesystem::path& results_root,
                        const StatusOptions& options = {});
 
@@ -89,8 +90,8 @@ CellStatus cell_status(const RunSpec& spec, const std::filesystem::path& results
 std::optional<std::string> result_hash(const std::filesystem::path& result_json);
 
 /// Numeric values of a result.json (every top-level key whose value is a number; null and
-/// non-numeric values are skipped). Throws DataError naming the file when it is not a JSON/YAML
-/// object.
+/// non-numeric values are skipped). Throws DataError naming the file when it is not a JSON
+/// object ("<file>:<line>:<column>: not valid JSON: ..." for a parse error).
 std::map<std::string, double> read_result_values(const std::filesystem::path& result_json);
 
 /// The cells a plain `dkp grid run` would start (running, interrupted, missing and failed ones; not

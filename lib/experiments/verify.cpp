@@ -11,12 +11,11 @@
 #include <random>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "util/error.hpp"
-#include "util/fs.hpp"
+#include "util/json.hpp"
 
 namespace dkp::experiments {
 
@@ -209,19 +208,20 @@ Comparison compare_values(const std::map<std::string, double>& stored,
 
 Provenance read_provenance(const fs::path& manifest_json) {
   Provenance p;
+  util::JsonValue n;
   try {
-    const YAML::Node n = YAML::Load(util::read_file(manifest_json));
-    if (!n.IsMap()) return p;
-    auto get = [&](const char* key) {
-      return n[key] && n[key].IsScalar() ? n[key].Scalar() : std::string();
-    };
-    p.cpu = get("cpu");
-    p.blas_core = get("blas_core");
-    p.git_sha = get("git_sha");
-    p.data_sha256 = get("data_sha256");
-  } catch (const YAML::Exception&) {
+    n = util::read_json_object(manifest_json);
   } catch (const Error&) {
+    return p;
   }
+  auto get = [&](const char* key) {
+    const auto it = n.find(key);
+    return it != n.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  p.cpu = get("cpu");
+  p.blas_core = get("blas_core");
+  p.git_sha = get("git_sha");
+  p.data_sha256 = get("data_sha256");
   return p;
 }
 

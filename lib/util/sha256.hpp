@@ -1,11 +1,14 @@
 // SHA-256 (FIPS 180-4), used to verify dataset files and to fingerprint run configurations.
+// Computed by OpenSSL's libcrypto (its EVP digest interface).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of this header
 
 namespace dkp::util {
 
@@ -15,15 +18,16 @@ class Sha256 {
   Sha256();
   void update(const void* data, size_t size);
   void update(std::string_view s) { update(s.data(), s.size()); }
-  /// Finishes the hash and returns it as 64 lowercase hex characters.
+  /// Finishes the hash and returns it as 64 lowercase hex characters (once: update and
+  /// hex_digest throw dkp::Error afterwards).
   std::string hex_digest();
 
  private:
-  void compress(const uint8_t* block);
-  std::array<uint32_t, 8> h_;
-  std::array<uint8_t, 64> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  struct Free {
+    void operator()(evp_md_ctx_st* ctx) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, Free> ctx_;
+  bool finished_ = false;
 };
 
 /// Hex SHA-256 of a string.

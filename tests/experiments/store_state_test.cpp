@@ -162,12 +162,27 @@ TEST_CASE("malformed result.json, manifest.json and trace.csv are damaged, named
   // A truncated result.json: not a running cell, and the message names the file.
   write_result(c, root);
   const std::string whole = dkp::util::read_file(dir / "result.json");
-  write_file_atomic(dir / "result.json", whole.substr(0, whole.size() - 8));
+  const std::string cut = whole.substr(0, whole.size() - 8);
+  write_file_atomic(dir / "result.json", cut);
   write_manifest(c, root);
   CellStatus st = cell_status(c, root);
   CHECK(st.state == CellState::damaged);
-  CHECK(contains(st.detail, result + ": not valid JSON (line "));
+  // <file>:<line>:<column> of where the parser stopped: just past the end.
+  CHECK(st.detail == fmt::format("{}:1:{}: not valid JSON: syntax error while parsing object "
+                                 "separator - unexpected end of input; expected ':'",
+                                 result, cut.size() + 1));
   CHECK_FALSE(contains(st.detail, "yaml-cpp"));
+  // A pretty-printed one cut after its third line: line 4, column 1.
+  write_file_atomic(dir / "result.json",
+                    "{\n  \"config_hash\": \"" + c.hash() + "\",\n  \"test_ll\": -1.5,\n");
+  CHECK(contains(cell_status(c, root).detail, result + ":4:1: not valid JSON: "));
+  // Values of the wrong type: a config_hash or data_sha256 that is not a string.
+  write_file_atomic(dir / "result.json", "{\"config_hash\": 12, \"test_ll\": -1}\n");
+  st = cell_status(c, root);
+  CHECK(st.state == CellState::damaged);
+  CHECK(st.detail == result + ": config_hash is a number, not a string");
+  write_result(c, root, ", \"data_sha256\": [1]");
+  CHECK(cell_status(c, root).detail == result + ": data_sha256 is an array, not a string");
   // Not an object, no config_hash, empty.
   write_file_atomic(dir / "result.json", "[1, 2]\n");
   CHECK(cell_status(c, root).detail == result + ": not a JSON object");
@@ -190,9 +205,12 @@ TEST_CASE("malformed result.json, manifest.json and trace.csv are damaged, named
   write_file_atomic(dir / "manifest.json", "{\"config_hash\": \"");
   st = cell_status(c, root);
   CHECK(st.state == CellState::damaged);
-  CHECK(contains(st.detail, (dir / "manifest.json").string() + ": not valid JSON"));
+  CHECK(contains(st.detail, (dir / "manifest.json").string() + ":1:18: not valid JSON: "));
   write_file_atomic(dir / "manifest.json", "{\"cpu\": \"x\"}");
   CHECK(cell_status(c, root).detail == (dir / "manifest.json").string() + ": no config_hash");
+  write_file_atomic(dir / "manifest.json", "{\"config_hash\": true}");
+  CHECK(cell_status(c, root).detail ==
+        (dir / "manifest.json").string() + ": config_hash is a boolean, not a string");
   write_manifest(c, root);
   CHECK(cell_status(c, root).state == CellState::interrupted);
   // A malformed trace.csv.
@@ -280,7 +298,7 @@ TEST_CASE("tables: damaged cells are noted, interrupted ones shown as running") 
   CHECK(check.present == 3);
   REQUIRE(check.damaged.size() == 1);
   CHECK(contains(check.damaged[0].detail,
-                 (g.cells[0].run_dir(root) / "result.json").string() + ": not valid JSON"));
+                 (g.cells[0].run_dir(root) / "result.json").string() + ":1:18: not valid JSON: "));
   CHECK(records[0].state == "failed");
   CHECK(records[1].state == "running");
   CHECK(records[2].state == "done");
@@ -359,7 +377,7 @@ esac
   REQUIRE(sum.damaged_cells.size() == 1);
   CHECK(sum.damaged_cells[0].hash == damaged.hash());
   CHECK(contains(sum.damaged_cells[0].detail,
-                 (damaged.run_dir(root) / "result.json").string() + ": not valid JSON"));
+                 (damaged.run_dir(root) / "result.json").string() + ":1:20: not valid JSON: "));
   REQUIRE(sum.stale_cells.size() == 1);
   CHECK(contains(sum.stale_cells[0].detail, "data_sha256 old"));
   // Nothing was written for cells running elsewhere; the damaged file is left as it was.

@@ -73,6 +73,9 @@ sanitize:
 	$(MAKE) --no-print-directory test BUILD_DIR=$(SANITIZE_DIR) BUILD_TYPE=RelWithDebInfo \
 	  CMAKE_FLAGS=-DDKP_SANITIZE=ON
 
+# The main job (scripts/reproduce-tables.sh): first the estimate of what is pending (cells, CPU
+# hours, wall time at JOBS cells at a time: dkp grid plan --estimate), then every grid, the
+# tables and the toy.
 reproduce-tables: build
 	@scripts/reproduce-tables.sh $(DKP) $(PROFILE) $(JOBS) $(RESULTS) $(TABLES)
 

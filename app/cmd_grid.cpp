@@ -1,8 +1,11 @@
 // dkp grid plan|status|run|verify FILE: expand an experiment grid, list or run its pending cells,
-// or rerun some of its done cells and compare them with the stored results.
+// estimate what they cost (plan --estimate), or rerun some of its done cells and compare them with
+// the stored results; dkp grid merge SRC... --into DST: bring stores together.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -12,10 +15,14 @@
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "data_fingerprints.hpp"
+#include "experiments/estimate.hpp"
 #include "experiments/grid.hpp"
+#include "experiments/merge.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "experiments/verify.hpp"
+#include "platform/blas_threads.hpp"
+#include "platform/cpu.hpp"
 #include "platform/dir_lock.hpp"
 #include "platform/process.hpp"
 #include "util/error.hpp"
@@ -250,12 +257,243 @@ int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variabl
   return report.ok() ? kExitOk : kExitError;
 }
 
+// Where a cell's step time comes from, in words.
+std::string source_text(const ex::CellEstimate& e) {
+  if (e.source == ex::EstimateSource::stored) {
+    return e.stored_cells == 1
+               ? std::string("step time: a stored cell of the same cost")
+               : fmt::format("step time: the fastest of {} stored cells of the same cost",
+                             e.stored_cells);
+  }
+  return fmt::format("step time: calibrated on this machine, batch {}", e.batch);
+}
+
+// plan --estimate --cell HASH: one cell, estimated without its own stored timing, beside that
+// timing when the store holds it.
+int estimate_one_cell(const ex::Grid& grid, const std::string& hash, ex::Estimator& est) {
+  const ex::RunSpec& c = ex::find_cell(grid, hash);
+  const ex::CellEstimate e = est.estimate(c, c.hash());
+  std::cout << fmt::format(
+      "cell {} {}: estimated {} steps x {:.2f} ms = {:.1f} s training, + {:.1f} s final ELBO + "
+      "{:.1f} s prediction = {} ({}; its own stored timing not used)\n",
+      e.hash, e.label, e.steps, e.step_s * 1e3, e.train_s, e.final_elbo_s, e.predict_s,
+      ex::format_hours(e.total_s()), source_text(e));
+  if (const ex::StoredTiming* t = est.stored(c.hash())) {
+    const double measured = t->step_s * double(c.protocol.steps);
+    std::cout << fmt::format(
+        "stored ({}): {} steps x {:.2f} ms = {:.1f} s training (train_s {:.1f}{}), prediction "
+        "{:.1f} s; estimated / measured training time: {:.2f}\n",
+        t->dir.string(), c.protocol.steps, t->step_s * 1e3, measured, t->train_s,
+        t->resumed_from_step > 0
+            ? fmt::format(", the steps after a resume from step {}", t->resumed_from_step)
+            : std::string(),
+        t->predict_s, measured > 0 ? e.train_s / measured : 0.0);
+  } else {
+    std::cout << "not in the store: nothing measured to compare with\n";
+  }
+  return kExitOk;
+}
+
+// --nodes N... --cores C...: the machine configurations of the wall-time columns, pairwise (a
+// single value goes with every value of the other list).
+std::vector<std::pair<long, long>> machine_configs(const po::variables_map& vm) {
+  const std::vector<long> nodes = vm["nodes"].as<std::vector<long>>();
+  const std::vector<long> cores =
+      vm.count("cores") ? vm["cores"].as<std::vector<long>>()
+                        : std::vector<long>{std::max(1, platform::cpu_info().logical)};
+  if (nodes.size() != cores.size() && nodes.size() != 1 && cores.size() != 1) {
+    throw UsageError(
+        fmt::format("--nodes has {} values and --cores {}: give as many of each, or one",
+                    nodes.size(), cores.size()));
+  }
+  std::vector<std::pair<long, long>> out;
+  for (size_t i = 0; i < std::max(nodes.size(), cores.size()); ++i) {
+    const long n = nodes[nodes.size() == 1 ? 0 : i], c = cores[cores.size() == 1 ? 0 : i];
+    if (n < 1 || n > 1000000) {
+      throw UsageError(fmt::format("--nodes {}: must be between 1 and 1000000", n));
+    }
+    if (c < 1 || c > 100000) {
+      throw UsageError(fmt::format("--cores {}: must be between 1 and 100000", c));
+    }
+    out.emplace_back(n, c);
+  }
+  return out;
+}
+
+// plan --estimate: per grid, the pending cells, their CPU hours and the wall time on N machines
+// of C cores (lib/experiments/estimate.hpp).
+int grid_estimate(const std::vector<fs::path>& files, const std::string& profile,
+                  const fs::path& results, const po::variables_map& vm,
+                  const ex::StatusOptions& status, const std::string& data_option) {
+  const auto configs = machine_configs(vm);
+  const bool verbose = vm.count("verbose") > 0;
+  ex::EstimatorOptions eo;
+  // Progress: every calibration with --verbose, else the first and every tenth.
+  size_t calibrating = 0;
+  eo.on_calibrate = [&](const ex::RunSpec& c, const std::string& key) {
+    ++calibrating;
+    if (verbose) {
+      spdlog::info("calibrating {} (for {})", key, c.label());
+    } else if (calibrating == 1) {
+      spdlog::info(
+          "calibrating the step times the store has no timings for (a few seconds per model shape "
+          "on this machine)");
+    } else if (calibrating % 10 == 0) {
+      spdlog::info("calibrated {} model shapes so far", calibrating);
+    }
+  };
+  ex::Estimator est(ex::read_stored_timings(results), eo);
+  if (vm.count("cell")) {
+    if (files.size() != 1) throw UsageError("--estimate --cell takes one grid file");
+    return estimate_one_cell(ex::load_grid(files.front(), profile), vm["cell"].as<std::string>(),
+                             est);
+  }
+  std::optional<fs::path> data_root;
+  try {
+    data_root = data::resolve_data_root(data_option);
+  } catch (const DataError&) {
+  }
+  // The wall times of cells of these durations on each configuration.
+  auto walls = [&](const std::vector<double>& seconds) {
+    std::string s;
+    for (const auto& [n, c] : configs) {
+      s += fmt::format("  {:>14}", ex::format_hours(ex::makespan(seconds, size_t(n) * size_t(c))));
+    }
+    return s;
+  };
+  std::string heads;
+  for (const auto& [n, c] : configs)
+    heads += fmt::format("  {:>14}", fmt::format("wall {} x {}", n, c));
+  std::cout << fmt::format(
+      "Estimated cost of the pending cells (results {}; wall N x C: on N machines of C cores, one "
+      "cell per core as dkp grid run -j C):\n",
+      results.string());
+  std::cout << fmt::format("{:<16} {:<12} {:>6} {:>8} {:>10} {:>12}{}\n", "grid", "profile",
+                           "cells", "pending", "CPU hours", "longest cell", heads);
+  std::map<std::string, double> all;  // every grid's pending cells, once each
+  size_t stored = 0, calibrated = 0, grids = 0;
+  std::vector<std::string> notes;
+  for (const auto& file : files) {
+    if (profile != "full" && files.size() > 1) {
+      const auto& names = ex::load_grid(file, "full").profiles;
+      if (std::find(names.begin(), names.end(), profile) == names.end()) {
+        std::cout << fmt::format("{:<16} {:<12} no such profile\n", file.stem().string(), profile);
+        continue;
+      }
+    }
+    const ex::Grid grid = ex::load_grid(file, profile);
+    std::vector<ex::RunSpec> pending = ex::pending_cells(grid, results, status);
+    // Cells on optional data that is not installed: `grid run` skips them, so they are left out
+    // (and their cost said apart).
+    const std::vector<ex::RunSpec> missing =
+        data_root ? ex::take_cells_without_data(pending, *data_root) : std::vector<ex::RunSpec>{};
+    if (!missing.empty()) {
+      std::set<std::string> names;
+      for (const auto& c : missing) names.insert(c.dataset);
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      const ex::GridEstimate m = ex::estimate_cells(est, missing, missing.size());
+      notes.push_back(fmt::format(
+          "{}: {} more pending cell{} on data not installed here ({}), which dkp grid run skips, "
+          "are left out: {:.1f} CPU hours more",
+          grid.name, missing.size(), missing.size() == 1 ? "" : "s", list, m.cpu_s / 3600.0));
+    }
+    const ex::GridEstimate g = ex::estimate_cells(est, pending, grid.cells.size());
+    std::vector<double> seconds;
+    for (const auto& e : g.estimates) {
+      seconds.push_back(e.total_s());
+      all[e.hash] = e.total_s();
+    }
+    stored += g.stored;
+    calibrated += g.calibrated;
+    ++grids;
+    std::cout << fmt::format("{:<16} {:<12} {:>6} {:>8} {:>10.1f} {:>12}{}\n", grid.name,
+                             grid.profile, g.cells, g.pending, g.cpu_s / 3600.0,
+                             ex::format_hours(g.longest_s), walls(seconds));
+    if (verbose) {
+      for (const auto& e : g.estimates) {
+        std::cout << fmt::format("  {} {:<36} {:>7} steps x {:>9.2f} ms  {:>9}  ({})\n", e.hash,
+                                 e.label, e.steps, e.step_s * 1e3, ex::format_hours(e.total_s()),
+                                 source_text(e));
+      }
+    }
+  }
+  if (grids > 1) {
+    double cpu = 0.0, longest = 0.0;
+    std::vector<double> seconds;
+    for (const auto& [hash, s] : all) {
+      cpu += s;
+      longest = std::max(longest, s);
+      seconds.push_back(s);
+    }
+    std::cout << fmt::format("{:<16} {:<12} {:>6} {:>8} {:>10.1f} {:>12}{}\n", "all (once each)",
+                             profile, "", all.size(), cpu / 3600.0, ex::format_hours(longest),
+                             walls(seconds));
+  }
+  for (const auto& n : notes) std::cout << n << "\n";
+  std::cout << fmt::format(
+      "Step times: {} cell{} from the timings of stored cells of the same cost, {} from {} "
+      "calibration{} on this machine ({}; OpenBLAS {}; {:.0f} s). Wall: the cells longest first "
+      "onto the least loaded core; at least the longest cell.\n",
+      stored, stored == 1 ? "" : "s", calibrated, est.calibrations(),
+      est.calibrations() == 1 ? "" : "s", platform::cpu_description(), platform::blas_core(),
+      est.calibration_seconds());
+  return kExitOk;
+}
+
+// dkp grid merge SRC... --into DST (lib/experiments/merge.hpp).
+int grid_merge(const std::vector<std::string>& sources, const po::variables_map& vm) {
+  if (sources.empty()) {
+    throw UsageError("no source store (dkp grid merge SRC_STORE... --into DST_STORE)");
+  }
+  if (!vm.count("into")) throw UsageError("merge: missing --into DST_STORE");
+  std::vector<fs::path> from(sources.begin(), sources.end());
+  const fs::path into = vm["into"].as<std::string>();
+  ex::MergeOptions opt;
+  opt.dry_run = vm.count("dry-run") > 0;
+  const ex::MergeReport rep = ex::merge_stores(from, into, opt);
+  if (vm.count("verbose")) {
+    for (const auto& c : rep.copied_cells) {
+      std::cout << fmt::format("{} {}\n", opt.dry_run ? "would copy" : "copied", c);
+    }
+  }
+  for (const auto& n : rep.conflict_notes) {
+    std::cout << fmt::format("conflict: cell {}: {} and {}: {}\n", n.hash, n.existing.string(),
+                             n.source.string(), n.detail);
+  }
+  for (const auto& n : rep.invalid_notes) {
+    std::cout << fmt::format("invalid: {}: {} (not copied)\n", n.source.string(), n.detail);
+  }
+  for (const auto& n : rep.running_notes) {
+    std::cout << fmt::format("running: {}: {}\n", n.source.string(), n.detail);
+  }
+  for (const auto& e : rep.empty_sources) {
+    std::cout << fmt::format(
+        "empty: {} holds no run directory (<grid>/<dataset>/split<k>/<hash>/): is it a results "
+        "root, such as results/runs?\n",
+        e.string());
+  }
+  for (const auto& n : rep.snapshot_notes) {
+    std::cout << fmt::format("snapshot: {}: {} ({})\n", n.source.string(), n.detail,
+                             n.existing.string());
+  }
+  std::cout << fmt::format("{} {} store{} into {}: {}\n", opt.dry_run ? "would merge" : "merged",
+                           from.size(), from.size() == 1 ? "" : "s", into.string(), rep.line());
+  if (!rep.ok()) {
+    std::cout << "conflicting cells keep the destination's result ('dkp grid verify FILE --cell "
+                 "HASH' reruns one); invalid ones were not copied\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_grid(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
-  desc.add_options()("action", po::value<std::string>(), "plan | status | run | verify")(
-      "file", po::value<std::string>(), "grid file (experiments/*.yaml)")(
+  desc.add_options()("action", po::value<std::string>(), "plan | status | run | verify | merge")(
+      "file", po::value<std::vector<std::string>>(),
+      "grid file (experiments/*.yaml); plan --estimate: one or more; merge: the source stores")(
       "profile", po::value<std::string>()->default_value("full"),
       "profile of the grid (e.g. quick; full = as written)")(
       "results", po::value<std::string>()->default_value("results/runs"),
@@ -274,16 +512,34 @@ int cmd_grid(const std::vector<std::string>& args) {
       "force",
       "run: recompute the cells (all, or the --cell) afresh: their run directories are "
       "cleared first (never while another process holds one's lock), and dkp run gets --force")(
-      "seed", po::value<uint64_t>()->default_value(0), "verify: seed of the choice of cells");
+      "seed", po::value<uint64_t>()->default_value(0), "verify: seed of the choice of cells")(
+      "estimate",
+      "plan: print the pending cells' estimated CPU hours and wall time instead of their commands")(
+      "nodes", po::value<std::vector<long>>()->multitoken()->default_value({1}, "1"),
+      "plan --estimate: machines (several: one wall-time column each, paired with --cores)")(
+      "cores", po::value<std::vector<long>>()->multitoken(),
+      "plan --estimate: cores per machine, one cell on each (default: this machine's)")(
+      "into", po::value<std::string>(), "merge: the destination store")(
+      "dry-run", "merge: report what would be copied, copy nothing");
   po::positional_options_description pos;
-  pos.add("action", 1).add("file", 1);
+  pos.add("action", 1).add("file", -1);
   po::variables_map vm;
   const std::string usage =
       "dkp grid plan|status|run FILE [--profile P] [--results DIR] [--shard i/n] [-j N] "
       "[--verbose]\n"
       "       dkp grid run FILE [--force] [--cell HASH] ...\n"
       "       dkp grid verify FILE [--profile P] [--results DIR] [--cells K | --cell HASH] "
-      "[--seed S] [-j N]\n\n"
+      "[--seed S] [-j N]\n"
+      "       dkp grid plan FILE... --estimate [--profile P] [--results DIR] [--nodes N...] "
+      "[--cores C...] [--cell HASH] [-v]\n"
+      "       dkp grid merge SRC_STORE... --into DST_STORE [--dry-run] [-v]\n\n"
+      "plan --estimate prints, per grid, the pending cells, their estimated CPU hours (step times\n"
+      "of stored cells of the same cost, else a short calibration on this machine) and the wall\n"
+      "time on N machines of C cores (--nodes 1 10 --cores 2 32: two configurations); with\n"
+      "--cell, one cell estimated without its own stored timing, beside it. merge copies the\n"
+      "finished cells of the source stores into the destination, each whole; a finished cell is\n"
+      "never overwritten, and one the destination holds with other results is a conflict\n"
+      "(reported, exit 1).\n\n"
       "verify reruns K done cells (default 1; chosen at random with seed S, default 0) or\n"
       "the cell HASH exactly as 'grid run' does, into a scratch directory (the results are not\n"
       "touched), and compares the numbers with the stored result.json: bit-identical on the CPU\n"
@@ -296,12 +552,14 @@ int cmd_grid(const std::vector<std::string>& args) {
       "cells running elsewhere, reports damaged and stale ones (exit 1) and recomputes them\n"
       "with --force (all cells, or --cell HASH).";
   if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
-  if (!vm.count("action")) throw UsageError("missing action: plan, status, run or verify");
-  if (!vm.count("file")) throw UsageError("missing grid file");
+  if (!vm.count("action")) throw UsageError("missing action: plan, status, run, verify or merge");
   const std::string action = vm["action"].as<std::string>();
-  if (action != "plan" && action != "status" && action != "run" && action != "verify") {
-    throw UsageError(fmt::format("unknown action '{}' (plan, status, run, verify)", action));
+  if (action != "plan" && action != "status" && action != "run" && action != "verify" &&
+      action != "merge") {
+    throw UsageError(fmt::format("unknown action '{}' (plan, status, run, verify, merge)", action));
   }
+  const std::vector<std::string> files =
+      vm.count("file") ? vm["file"].as<std::vector<std::string>>() : std::vector<std::string>();
   auto only = [&](const char* opt, std::initializer_list<const char*> acts) {
     if (!vm.count(opt) || vm[opt].defaulted()) return;
     std::string names;
@@ -314,15 +572,56 @@ int cmd_grid(const std::vector<std::string>& args) {
   only("shard", {"plan"});
   only("dkp", {"plan"});
   only("jobs", {"run", "verify"});
-  only("verbose", {"status"});
   only("cells", {"verify"});
-  only("cell", {"verify", "run"});
+  only("cell", {"verify", "run", "plan"});
   only("force", {"run"});
   only("seed", {"verify"});
+  only("estimate", {"plan"});
+  only("nodes", {"plan"});
+  only("cores", {"plan"});
+  only("into", {"merge"});
+  only("dry-run", {"merge"});
+  only("verbose", {"status", "plan", "merge"});
+  only("profile", {"plan", "status", "run", "verify"});
+  only("results", {"plan", "status", "run", "verify"});
+  const bool estimate = vm.count("estimate") > 0;
+  if (!estimate) {
+    for (const char* opt : {"nodes", "cores"}) {
+      if (vm.count(opt) && !vm[opt].defaulted()) {
+        throw UsageError(fmt::format("--{} applies to 'grid plan --estimate' only", opt));
+      }
+    }
+    if (action == "plan" && vm.count("cell")) {
+      throw UsageError("--cell applies to 'grid plan --estimate', 'grid run' and 'grid verify'");
+    }
+    if (action == "plan" && vm.count("verbose")) {
+      throw UsageError(
+          "--verbose applies to 'grid plan --estimate', 'grid status' and 'grid merge'");
+    }
+  }
   const int jobs = vm["jobs"].as<int>();
   if (jobs < 1 || jobs > 256) throw UsageError(fmt::format("-j {} is out of range (1..256)", jobs));
+  if (action == "merge") return grid_merge(files, vm);
 
-  const fs::path file = vm["file"].as<std::string>();
+  if (files.empty()) throw UsageError("missing grid file");
+  if (estimate) {
+    for (const auto& opt : {"shard", "dkp"}) {
+      if (vm.count(opt))
+        throw UsageError(fmt::format("--{} and --estimate exclude each other", opt));
+    }
+    auto fingerprints = data_fingerprints(vm["data"].as<std::string>());
+    ex::StatusOptions status;
+    if (fingerprints) status.data = &*fingerprints;
+    // Read-only: no grid snapshot is written.
+    return grid_estimate(std::vector<fs::path>(files.begin(), files.end()),
+                         vm["profile"].as<std::string>(), vm["results"].as<std::string>(), vm,
+                         status, vm["data"].as<std::string>());
+  }
+  if (files.size() > 1) {
+    throw UsageError(
+        fmt::format("one grid file, not {} ('grid plan --estimate' takes several)", files.size()));
+  }
+  const fs::path file = files.front();
   const ex::Grid grid = ex::load_grid(file, vm["profile"].as<std::string>());
   const fs::path results = vm["results"].as<std::string>();
   std::vector<std::string> extra;

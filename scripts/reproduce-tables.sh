@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: runs every paper grid in experiments/ (all but the smoke grid) with the given
-# profile, then writes the tables (results/tables/*.tex and *.csv). A failed cell or grid does not
+# The main job: prints what it will cost (per grid, the pending cells, their estimated CPU hours
+# and the wall time at JOBS cells at a time: `dkp grid plan --estimate`), runs every paper grid in
+# experiments/ (all but the smoke grid) with the given profile, then writes the tables
+# (results/tables/*.tex and *.csv). A failed cell or grid does not
 # stop the others: the tables are written anyway, with missing cells flagged, and the script exits
 # non-zero at the end naming what failed. `dkp grid run` skips, and does not fail, the cells on
 # optional data that is not installed (Rectangle-Images, the DSVI report's Table 2): their table
@@ -26,6 +28,12 @@ if [ ${#grids[@]} -eq 0 ]; then
   exit 3
 fi
 failed=()
+# The estimate first (a short calibration on this machine for cells the store has no timing of);
+# a failure here does not stop the job.
+echo "== estimate (profile $profile, $jobs jobs)"
+"$dkp" grid plan "${grids[@]}" --estimate --profile "$profile" --results "$results" \
+  --cores "$jobs" ||
+  echo "reproduce-tables: no estimate (dkp grid plan --estimate failed); computing anyway" >&2
 for g in "${grids[@]}"; do
   echo "== $g (profile $profile, $jobs jobs)"
   "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results" || failed+=("grid $g")

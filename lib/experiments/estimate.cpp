@@ -1,0 +1,441 @@
+#include "experiments/estimate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <queue>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "eval/metrics.hpp"
+#include "experiments/store.hpp"
+#include "models/factory.hpp"
+#include "random/stream.hpp"
+#include "training/mc.hpp"
+#include "util/error.hpp"
+#include "util/json.hpp"
+
+namespace dkp::experiments {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The CPU seconds this thread has used: a calibration's steps are timed by them, so that other
+// processes sharing the cores (a busy machine) do not inflate the step time.
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Batch sizes of the calibration, and the largest batch calibrated directly.
+constexpr size_t kBatchSmall = 50;
+constexpr size_t kBatchLarge = 400;
+// The calibration's prediction: at most this many test points and samples, scaled up linearly.
+constexpr size_t kPredictPoints = 200;
+constexpr size_t kPredictSamples = 10;
+constexpr size_t kPredictFew = 20;  // the smaller prediction of a calibration
+// Final ELBO: a forward pass over the training set costs about this share of a training step on
+// as many points.
+constexpr double kForwardShare = 0.5;
+
+// The model options that change a step's work, when not at their defaults.
+std::string option_text(const RunSpec& c) {
+  std::string s;
+  if (c.hidden_ard) s += " hidden-ard";
+  if (c.gi_precision != "shared") s += " gi-precision=" + c.gi_precision;
+  if (c.diwp_dof != "point") s += " diwp-dof=" + c.diwp_dof;
+  if (c.stl != "on") s += " stl=" + c.stl;
+  return s;
+}
+
+// What a calibration depends on: the model and its shape, not the dataset's name.
+std::string calibration_key(const CalibrationRequest& r) {
+  const RunSpec& c = r.cell;
+  std::string batches;
+  for (size_t b : r.batches) batches += fmt::format("{},", b);
+  return fmt::format(
+      "{}/{}/{} d{} {} D={} W={} C={} M={} S={} B={} P={}x{}{}", c.model, c.inference, c.posterior,
+      c.depth, c.kernel, r.shape.features, hidden_width(c.protocol.width, r.shape.features),
+      r.shape.classes, std::min<size_t>(size_t(c.protocol.inducing), r.shape.n_train),
+      c.protocol.train_samples, batches, r.predict_points, r.predict_samples, option_text(c));
+}
+
+// The final ELBO's estimates: `dkp run --elbo-repeats` (10) unless the model's ELBO draws nothing.
+size_t elbo_repeats(const RunSpec& c) {
+  const bool deterministic = c.model == "sgp" || (c.model == "dgp" && c.inference == "aep");
+  return deterministic ? 1 : 10;
+}
+
+DatasetShape shape_of(const RunSpec& cell) {
+  const auto shape = dataset_shape(cell.dataset);
+  if (!shape) {
+    throw ConfigError(fmt::format("cell {} ({}): no known shape for dataset '{}' to estimate it",
+                                  cell.hash(), cell.label(), cell.dataset));
+  }
+  return *shape;
+}
+
+}  // namespace
+
+std::optional<DatasetShape> dataset_shape(const std::string& dataset) {
+  // UCI: the Gal & Ghahramani splits (90% training); data-scripts/README.md lists the sets.
+  static const std::map<std::string, DatasetShape> shapes = {
+      {"boston", {455, 51, 13, 0}},
+      {"concrete", {927, 103, 8, 0}},
+      {"energy", {691, 77, 8, 0}},
+      {"kin8nm", {7373, 819, 8, 0}},
+      {"naval", {10741, 1193, 16, 0}},
+      {"power", {8611, 957, 4, 0}},
+      {"protein", {41157, 4573, 9, 0}},
+      {"wine", {1439, 160, 11, 0}},
+      {"yacht", {277, 31, 6, 0}},
+      {"mnist", {60000, 10000, 784, 10}},
+      {"rectangles", {12000, 50000, 784, 2}},
+      {"cifar10", {50000, 10000, 3072, 10}},
+  };
+  const auto it = shapes.find(dataset);
+  if (it == shapes.end()) return std::nullopt;
+  return it->second;
+}
+
+size_t hidden_width(const std::string& rule, size_t features) {
+  if (rule == "input") return features;
+  if (rule == "min(input,30)") return std::min<size_t>(features, 30);
+  size_t pos = 0;
+  long w = 0;
+  try {
+    w = std::stol(rule, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != rule.size() || w <= 0) {
+    throw ConfigError(
+        fmt::format("width rule '{}': expected input, min(input,30) or a positive integer", rule));
+  }
+  return size_t(w);
+}
+
+std::string cost_key(const RunSpec& c) {
+  return fmt::format("{} {} d{} {} width={} M={} B={} S={}{}", c.dataset, c.model_label(), c.depth,
+                     c.kernel, c.protocol.width, c.protocol.inducing, c.protocol.batch,
+                     c.protocol.train_samples, option_text(c));
+}
+
+std::vector<StoredTiming> read_stored_timings(const fs::path& results_root) {
+  std::vector<fs::path> results;
+  std::error_code ec;
+  // <root>/<grid>/<dataset>/split<k>/<hash>/result.json
+  for (const auto& g : fs::directory_iterator(results_root, ec)) {
+    if (!g.is_directory(ec)) continue;
+    for (const auto& d : fs::directory_iterator(g.path(), ec)) {
+      if (!d.is_directory(ec)) continue;
+      for (const auto& s : fs::directory_iterator(d.path(), ec)) {
+        if (!s.is_directory(ec)) continue;
+        for (const auto& h : fs::directory_iterator(s.path(), ec)) {
+          const fs::path r = h.path() / "result.json";
+          if (h.is_directory(ec) && fs::exists(r, ec)) results.push_back(r);
+        }
+      }
+    }
+  }
+  std::sort(results.begin(), results.end());
+  std::vector<StoredTiming> out;
+  for (const auto& r : results) {
+    const fs::path dir = r.parent_path();
+    const std::string hash = dir.filename().string();
+    if (result_hash(r) != hash) continue;
+    try {
+      const auto values = read_result_values(r);
+      const auto step = values.find("step_s");
+      if (step == values.end() || !(step->second > 0.0)) continue;
+      const fs::path manifest = dir / "manifest.json";
+      const std::string canonical = util::json_string(util::read_json_object(manifest),
+                                                      "canonical_config", manifest.string());
+      StoredTiming t;
+      t.spec = RunSpec::parse_canonical(canonical);
+      if (t.spec.hash() != hash) continue;
+      t.spec.grid = dir.parent_path().parent_path().parent_path().filename().string();
+      t.dir = dir;
+      t.step_s = step->second;
+      auto get = [&](const char* key) {
+        const auto it = values.find(key);
+        return it == values.end() ? 0.0 : it->second;
+      };
+      t.train_s = get("train_s");
+      t.predict_s = get("predict_s");
+      t.resumed_from_step = long(get("resumed_from_step"));
+      out.push_back(std::move(t));
+    } catch (const Error&) {
+      // Not a consistent done cell (no manifest, another canonical form, ...): not a timing.
+    }
+  }
+  return out;
+}
+
+std::vector<size_t> calibration_batches(size_t batch) {
+  if (batch <= kBatchLarge) return {std::max<size_t>(batch, 1)};
+  return {kBatchSmall, kBatchLarge};
+}
+
+double line_at(const std::vector<size_t>& xs, const std::vector<double>& ys, size_t x) {
+  const size_t n = std::min(xs.size(), ys.size());
+  if (n == 0) return 0.0;
+  if (n == 1 || xs[0] == xs[1]) return ys[0];
+  const double x1 = double(xs[0]), x2 = double(xs[1]);
+  const double slope = std::max(0.0, (ys[1] - ys[0]) / (x2 - x1));
+  const double fixed = std::max(0.0, ys[0] - slope * x1);
+  return fixed + slope * double(x);
+}
+
+double step_seconds_at(const Calibration& c, size_t batch) {
+  return line_at(c.batches, c.step_s, batch);
+}
+
+double predict_seconds_at(const Calibration& c, size_t points, size_t samples) {
+  if (c.predict_samples == 0 || c.predict_s.empty()) return 0.0;
+  return line_at(c.predict_points, c.predict_s, points) * double(samples) /
+         double(c.predict_samples);
+}
+
+Calibration calibrate(const CalibrationRequest& r) {
+  const auto t_start = Clock::now();
+  const RunSpec& c = r.cell;
+  const DatasetShape& shape = r.shape;
+  if (r.batches.empty()) throw Error("calibrate: no batch size");
+  const size_t features = std::max<size_t>(shape.features, 1);
+  const size_t inducing = std::min<size_t>(size_t(c.protocol.inducing), shape.n_train);
+  size_t rows = std::max<size_t>(*std::max_element(r.batches.begin(), r.batches.end()), inducing);
+  rows = std::max<size_t>(rows, 2);
+
+  // Synthetic data of the dataset's shape: standardised inputs (UCI) or pixels (images).
+  random::Stream rng = random::Stream(c.protocol.seed).child("calibration", 0);
+  const bool images = shape.classes > 0;
+  const arma::mat X = images ? random::uniform_matrix(rng, rows, features)
+                             : random::normal_matrix(rng, rows, features);
+  arma::vec y(rows);
+  for (size_t n = 0; n < rows; ++n) {
+    y[n] = images ? double(n % shape.classes) : random::normal(rng);
+  }
+
+  // The model as `dkp run` builds it (app/run_setup.cpp make_run_model).
+  models::ModelSpec m{c.model,
+                      c.inference,
+                      c.posterior,
+                      size_t(c.depth),
+                      c.kernel,
+                      hidden_width(c.protocol.width, features),
+                      size_t(c.protocol.inducing)};
+  m.delta_init = c.delta_init;
+  m.diwp_batch_dof = c.diwp_dof == "batch";
+  models::set_stl(m, c.stl);
+  m.a_prime_scale = c.a_prime_scale;
+  m.mu_raw = models::parse_mu_param(c.mu_param);
+  m.hidden_ard = c.hidden_ard;
+  m.per_output_precision = models::parse_gi_precision(c.gi_precision);
+  m.classes = shape.classes;
+  m.init_lengthscale = c.protocol.init_lengthscale;
+  m.init_variance = c.protocol.init_variance;
+  random::Stream init = rng.child("init", 0);
+  const auto model = models::make_model(m, X, y, init);
+  const auto& params = model->initial_parameters();
+
+  Calibration out;
+  out.batches = r.batches;
+  const size_t samples = size_t(std::max<long>(c.protocol.train_samples, 1));
+  uint64_t draw = 0;
+  bool slow = false;  // a step took over a second: time no more than needed
+  for (size_t batch : r.batches) {
+    const size_t b = std::min(batch, rows);
+    const arma::mat Xb = X.rows(0, b - 1);
+    const arma::vec yb = y.subvec(0, b - 1);
+    auto step = [&]() {
+      random::Stream noise = rng.child("noise", draw++);
+      const double t0 = thread_cpu_seconds();
+      training::elbo_gradient(*model, params, Xb, yb, double(shape.n_train), samples, 1.0, noise, 1,
+                              true);
+      return thread_cpu_seconds() - t0;
+    };
+    // A warm-up step (it also allocates), then three timed ones (their median), or one when a
+    // step takes over a second.
+    const double warm = step();
+    slow = slow || warm > 1.0;
+    std::vector<double> times;
+    for (int i = 0; i < (warm > 1.0 ? 1 : 3); ++i) times.push_back(step());
+    out.step_s.push_back(median(times));
+  }
+  // The prediction at two sizes (fewer points and samples for a slow model; scaled up by the
+  // line through them), with its scores as `dkp run` times it.
+  const size_t most = slow ? std::min<size_t>(r.predict_points, 60) : r.predict_points;
+  const size_t predict_samples = slow ? std::min<size_t>(r.predict_samples, 2) : r.predict_samples;
+  std::vector<size_t> sizes;
+  if (most > kPredictFew) sizes.push_back(kPredictFew);
+  if (most > 0) sizes.push_back(most);
+  if (predict_samples > 0) {
+    for (size_t points : sizes) {
+      const arma::mat Xt = images ? random::uniform_matrix(rng, points, features)
+                                  : random::normal_matrix(rng, points, features);
+      random::Stream pr = rng.child("predict", points);
+      const double t0 = thread_cpu_seconds();
+      const models::Predictive pred = training::predict(*model, params, Xt, predict_samples, pr, 1);
+      if (images) {
+        arma::uvec labels(points);
+        for (size_t n = 0; n < points; ++n) labels[n] = n % shape.classes;
+        eval::classification_metrics(pred.mean, pred.var, shape.classes, labels, 1,
+                                     pred.class_likelihood);
+      } else {
+        const arma::vec y_test = random::normal_matrix(rng, points, 1);
+        eval::regression_metrics(pred.mean, pred.var, y_test, 1.0);
+      }
+      out.predict_points.push_back(points);
+      out.predict_s.push_back(thread_cpu_seconds() - t0);
+    }
+    out.predict_samples = predict_samples;
+  }
+  out.seconds = seconds_since(t_start);
+  return out;
+}
+
+Estimator::Estimator(std::vector<StoredTiming> stored, EstimatorOptions options)
+    : stored_(std::move(stored)), options_(std::move(options)) {
+  for (size_t i = 0; i < stored_.size(); ++i) {
+    by_key_[cost_key(stored_[i].spec)].push_back(i);
+    by_hash_.emplace(stored_[i].spec.hash(), i);
+  }
+}
+
+const StoredTiming* Estimator::stored(const std::string& hash) const {
+  const auto it = by_hash_.find(hash);
+  return it == by_hash_.end() ? nullptr : &stored_[it->second];
+}
+
+double Estimator::calibration_seconds() const {
+  double s = 0.0;
+  for (const auto& [key, c] : calibrations_) s += c.seconds;
+  return s;
+}
+
+CellEstimate Estimator::estimate(const RunSpec& cell, const std::string& exclude) {
+  const DatasetShape shape = shape_of(cell);
+  CellEstimate e;
+  e.hash = cell.hash();
+  e.label = cell.label();
+  e.steps = cell.protocol.steps;
+  e.batch = std::min<size_t>(size_t(std::max<long>(cell.protocol.batch, 1)), shape.n_train);
+  const double test_samples = double(cell.protocol.test_samples);
+
+  std::vector<double> steps, predicts;
+  if (const auto it = by_key_.find(cost_key(cell)); it != by_key_.end()) {
+    for (size_t i : it->second) {
+      const StoredTiming& t = stored_[i];
+      if (t.spec.hash() == exclude) continue;
+      steps.push_back(t.step_s);
+      const double ts = double(t.spec.protocol.test_samples);
+      if (ts > 0) predicts.push_back(t.predict_s * test_samples / ts);
+    }
+  }
+  if (!steps.empty()) {
+    // The fastest: other work sharing the machine only ever slows a run down.
+    e.source = EstimateSource::stored;
+    e.stored_cells = steps.size();
+    e.step_s = *std::min_element(steps.begin(), steps.end());
+    e.predict_s = predicts.empty() ? 0.0 : *std::min_element(predicts.begin(), predicts.end());
+  } else {
+    CalibrationRequest r;
+    r.cell = cell;
+    r.shape = shape;
+    r.batches = calibration_batches(e.batch);
+    r.predict_points = std::min(shape.n_test, kPredictPoints);
+    r.predict_samples =
+        std::min<size_t>(size_t(std::max<long>(cell.protocol.test_samples, 0)), kPredictSamples);
+    const std::string key = calibration_key(r);
+    auto it = calibrations_.find(key);
+    if (it == calibrations_.end()) {
+      if (options_.on_calibrate) options_.on_calibrate(cell, key);
+      Calibration calibrated;
+      try {
+        calibrated = options_.calibrator(r);
+      } catch (const Error& e) {
+        throw Error(fmt::format("calibrating {} for cell {} ({}): {}", key, cell.hash(),
+                                cell.label(), e.what()));
+      }
+      it = calibrations_.emplace(key, std::move(calibrated)).first;
+      const Calibration& c = it->second;
+      std::string steps, predicts;
+      for (size_t i = 0; i < c.batches.size() && i < c.step_s.size(); ++i) {
+        steps += fmt::format("{}batch {}: {:.2f} ms", steps.empty() ? "" : ", ", c.batches[i],
+                             c.step_s[i] * 1e3);
+      }
+      for (size_t i = 0; i < c.predict_points.size() && i < c.predict_s.size(); ++i) {
+        predicts += fmt::format(", prediction of {} x {}: {:.1f} ms", c.predict_points[i],
+                                c.predict_samples, c.predict_s[i] * 1e3);
+      }
+      spdlog::debug("calibrated {}: {}{} ({:.1f} s)", key, steps, predicts, c.seconds);
+    }
+    const Calibration& c = it->second;
+    e.source = EstimateSource::calibrated;
+    e.step_s = step_seconds_at(c, e.batch);
+    e.predict_s = predict_seconds_at(c, shape.n_test, size_t(std::max(test_samples, 0.0)));
+  }
+  e.train_s = double(e.steps) * e.step_s;
+  const double passes = std::ceil(double(shape.n_train) / double(std::max<size_t>(e.batch, 1)));
+  e.final_elbo_s = double(elbo_repeats(cell)) * passes * kForwardShare * e.step_s;
+  return e;
+}
+
+double makespan(std::vector<double> seconds, size_t slots) {
+  if (seconds.empty()) return 0.0;
+  slots = std::max<size_t>(slots, 1);
+  std::sort(seconds.begin(), seconds.end(), std::greater<>());
+  if (slots >= seconds.size()) return seconds.front();
+  std::priority_queue<double, std::vector<double>, std::greater<>> load;
+  for (size_t i = 0; i < slots; ++i) load.push(0.0);
+  double longest = 0.0;
+  for (double s : seconds) {
+    const double t = load.top() + s;
+    load.pop();
+    load.push(t);
+    longest = std::max(longest, t);
+  }
+  return longest;
+}
+
+GridEstimate estimate_cells(Estimator& estimator, const std::vector<RunSpec>& pending,
+                            size_t cells) {
+  GridEstimate g;
+  g.cells = cells;
+  g.pending = pending.size();
+  for (const auto& c : pending) {
+    CellEstimate e = estimator.estimate(c);
+    (e.source == EstimateSource::stored ? g.stored : g.calibrated) += 1;
+    g.cpu_s += e.total_s();
+    g.longest_s = std::max(g.longest_s, e.total_s());
+    g.estimates.push_back(std::move(e));
+  }
+  return g;
+}
+
+std::string format_hours(double seconds) {
+  if (seconds < 90.0) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 5400.0) return fmt::format("{:.0f} min", seconds / 60.0);
+  if (seconds < 48.0 * 3600.0) return fmt::format("{:.1f} h", seconds / 3600.0);
+  return fmt::format("{:.1f} d", seconds / 86400.0);
+}
+
+}  // namespace dkp::experiments

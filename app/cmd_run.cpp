@@ -347,6 +347,11 @@ int cmd_run(const std::vector<std::string>& args) {
                              platform::lock_file(out).filename().string());
     return kExitBusy;
   }
+  // Holding the lock, clear what a writer killed mid-write left behind (its temporary files).
+  if (const size_t n = platform::remove_dead_writers_temp_files(out); n > 0) {
+    spdlog::info("removed {} temporary file{} of a run killed while writing in {}", n,
+                 n == 1 ? "" : "s", out.string());
+  }
   // A run that fails before its manifest is written leaves no directory it made behind (nothing
   // but the lock file is in it then). Destroyed before `lock`: removes the file while holding it.
   struct FreshDir {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 
@@ -12,6 +13,7 @@
 
 #include "platform/process.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace dkp::platform {
 
@@ -97,6 +99,22 @@ LockProbe probe_lock(const fs::path& dir) {
   }
   ::close(fd);
   return p;
+}
+
+size_t remove_dead_writers_temp_files(const std::filesystem::path& dir) {
+  size_t removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::optional<long> pid = util::temp_file_writer(e.path());
+    if (!pid) continue;
+    // Gone: no such process (a writer of another host's pid namespace could be mistaken for a
+    // living one here, which only keeps its file).
+    if (*pid > 0 && ::kill(pid_t(*pid), 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      if (std::filesystem::remove(e.path(), rm)) ++removed;
+    }
+  }
+  return removed;
 }
 
 }  // namespace dkp::platform

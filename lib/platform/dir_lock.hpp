@@ -45,4 +45,9 @@ struct LockProbe {
 };
 LockProbe probe_lock(const std::filesystem::path& dir);
 
+/// Removes the temporary files of write_file_atomic in `dir` whose writer process is gone (a
+/// run killed while writing), for the holder of `dir`'s lock to call; a living writer's file
+/// is left. Returns how many were removed.
+size_t remove_dead_writers_temp_files(const std::filesystem::path& dir);
+
 }  // namespace dkp::platform

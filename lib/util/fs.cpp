@@ -1,5 +1,7 @@
 #include "util/fs.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -17,6 +19,24 @@ namespace dkp::util {
 
 namespace {
 std::atomic<unsigned> tmp_counter{0};
+}
+
+std::optional<long> temp_file_writer(const std::filesystem::path& file) {
+  // "<name>.tmp.<pid>.<n>": the format write_file_atomic gives its temporary files.
+  const std::string name = file.filename().string();
+  const size_t last = name.rfind('.');
+  if (last == std::string::npos || last == 0) return std::nullopt;
+  const size_t mid = name.rfind('.', last - 1);
+  if (mid == std::string::npos || mid < 4 || name.compare(mid - 4, 5, ".tmp.") != 0) {
+    return std::nullopt;
+  }
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 10 &&
+           std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const std::string pid = name.substr(mid + 1, last - mid - 1), n = name.substr(last + 1);
+  if (!digits(pid) || !digits(n)) return std::nullopt;
+  return std::stol(pid);
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {

@@ -6,9 +6,12 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "platform/dir_lock.hpp"
 #include "test_support.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace fs = std::filesystem;
 using dkp::platform::DirLock;
@@ -66,4 +69,21 @@ TEST_CASE("dir lock: a holder killed with SIGKILL leaves the lock free") {
 TEST_CASE("dir lock: an unwritable place is an error naming the lock file") {
   CHECK_THROWS_WITH_AS(DirLock::try_acquire("/proc/dkp-no-such-dir"),
                        doctest::Contains("/proc/dkp-no-such-dir/run.lock"), dkp::Error);
+}
+
+TEST_CASE("dir lock: the lock holder clears temporary files of dead writers, not living ones") {
+  const auto dir = dkp::test::temp_dir("dead-writers");
+  // write_file_atomic's names: <file>.tmp.<pid>.<n>; pid 2147483646 names no process.
+  const auto dead = dir / "result.json.tmp.2147483646.0";
+  const auto alive = dir / fmt::format("trace.csv.tmp.{}.3", ::getpid());
+  const auto other = dir / "notes.tmp.txt";
+  for (const auto& f : {dead, alive, other}) dkp::util::write_file_atomic(f, "x");
+  CHECK(dkp::util::temp_file_writer(dead) == 2147483646L);
+  CHECK(dkp::util::temp_file_writer(alive) == long(::getpid()));
+  CHECK_FALSE(dkp::util::temp_file_writer(other));
+  CHECK_FALSE(dkp::util::temp_file_writer(dir / "x.tmp.12a.0"));
+  CHECK(dkp::platform::remove_dead_writers_temp_files(dir) == 1);
+  CHECK_FALSE(std::filesystem::exists(dead));
+  CHECK(std::filesystem::exists(alive));
+  CHECK(std::filesystem::exists(other));
 }

@@ -483,7 +483,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   const data::RegressionSplit& split = run_data.split;
   const size_t classes = data::dataset_classes(spec.dataset);
-  const size_t width = resolve_width(p.width, split.X_train.n_cols);
+  const size_t width = experiments::resolve_width(p.width, split.X_train.n_cols);
   if (spec.model == "dgp" && spec.inference == "dsvi" && width > 30 && p.width == "input") {
     spdlog::warn(
         "DSVI hidden width {} (--width input, the number of features): the DSVI papers use "

@@ -16,19 +16,6 @@
 
 namespace dkp::cli {
 
-size_t resolve_width(const std::string& rule, size_t d0) {
-  if (rule == "input") return d0;
-  if (rule == "min(input,30)") return std::min<size_t>(d0, 30);
-  try {
-    size_t pos = 0;
-    const long w = std::stol(rule, &pos);
-    if (pos == rule.size() && w > 0) return size_t(w);
-  } catch (const std::exception&) {
-  }
-  throw ConfigError(
-      fmt::format("--width '{}': expected input, min(input,30) or a positive integer", rule));
-}
-
 namespace {
 
 std::string uci_dir_sha256(const std::filesystem::path& dir, int split) {
@@ -74,23 +61,8 @@ std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, 
                                               const data::RegressionSplit& split,
                                               const random::Stream& run) {
   random::Stream init = run.child("init", 0);
-  models::ModelSpec mspec{spec.model,
-                          spec.inference,
-                          spec.posterior,
-                          size_t(spec.depth),
-                          spec.kernel,
-                          width,
-                          size_t(spec.protocol.inducing)};
-  mspec.delta_init = spec.delta_init;
-  mspec.diwp_batch_dof = spec.diwp_dof == "batch";
-  models::set_stl(mspec, spec.stl);
-  mspec.a_prime_scale = spec.a_prime_scale;
-  mspec.mu_raw = models::parse_mu_param(spec.mu_param);
-  mspec.hidden_ard = spec.hidden_ard;
-  mspec.per_output_precision = models::parse_gi_precision(spec.gi_precision);
-  mspec.classes = data::dataset_classes(spec.dataset);
-  mspec.init_lengthscale = spec.protocol.init_lengthscale;
-  mspec.init_variance = spec.protocol.init_variance;
+  const models::ModelSpec mspec =
+      experiments::model_spec(spec, width, data::dataset_classes(spec.dataset));
   return models::make_model(mspec, split.X_train, split.y_train, init);
 }
 
@@ -139,8 +111,8 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
         dir.string(), tr.spec.dataset, tr.spec.split, data_sha, trained_sha));
   }
   tr.split = std::move(data.split);
-  tr.model = make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split,
-                            random::Stream(p.seed));
+  tr.model = make_run_model(tr.spec, experiments::resolve_width(p.width, tr.split.X_train.n_cols),
+                            tr.split, random::Stream(p.seed));
   tr.checkpoint = training::load_checkpoint(checkpoint_path, tr.model->initial_parameters());
   // A checkpoint that records its configuration and data must be the manifest's run's.
   const auto& id = tr.checkpoint.identity;

@@ -1,5 +1,5 @@
-// What `dkp run`, `dkp predict` and `dkp params` share: the hidden width rule, the model a run
-// describes, a trained run loaded back from its directory and the predictions CSV.
+// What `dkp run`, `dkp predict` and `dkp params` share: the model a run describes, a trained run
+// loaded back from its directory and the predictions CSV.
 #pragma once
 
 #include <filesystem>
@@ -17,9 +17,6 @@
 #include "util/json.hpp"
 
 namespace dkp::cli {
-
-/// Hidden width from the --width rule and the number of input features.
-size_t resolve_width(const std::string& rule, size_t d0);
 
 /// SHA-256 over the dataset's data, feature and target files and the split's index files (the
 /// manifest's data_sha256).

@@ -72,7 +72,7 @@ std::string calibration_key(const CalibrationRequest& r) {
   for (size_t b : r.batches) batches += fmt::format("{},", b);
   return fmt::format(
       "{}/{}/{} d{} {} D={} W={} C={} M={} S={} B={} P={}x{}{}", c.model, c.inference, c.posterior,
-      c.depth, c.kernel, r.shape.features, hidden_width(c.protocol.width, r.shape.features),
+      c.depth, c.kernel, r.shape.features, resolve_width(c.protocol.width, r.shape.features),
       r.shape.classes, std::min<size_t>(size_t(c.protocol.inducing), r.shape.n_train),
       c.protocol.train_samples, batches, r.predict_points, r.predict_samples, option_text(c));
 }
@@ -113,23 +113,6 @@ std::optional<DatasetShape> dataset_shape(const std::string& dataset) {
   const auto it = shapes.find(dataset);
   if (it == shapes.end()) return std::nullopt;
   return it->second;
-}
-
-size_t hidden_width(const std::string& rule, size_t features) {
-  if (rule == "input") return features;
-  if (rule == "min(input,30)") return std::min<size_t>(features, 30);
-  size_t pos = 0;
-  long w = 0;
-  try {
-    w = std::stol(rule, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != rule.size() || w <= 0) {
-    throw ConfigError(
-        fmt::format("width rule '{}': expected input, min(input,30) or a positive integer", rule));
-  }
-  return size_t(w);
 }
 
 std::string cost_key(const RunSpec& c) {
@@ -235,23 +218,8 @@ Calibration calibrate(const CalibrationRequest& r) {
   }
 
   // The model as `dkp run` builds it (app/run_setup.cpp make_run_model).
-  models::ModelSpec m{c.model,
-                      c.inference,
-                      c.posterior,
-                      size_t(c.depth),
-                      c.kernel,
-                      hidden_width(c.protocol.width, features),
-                      size_t(c.protocol.inducing)};
-  m.delta_init = c.delta_init;
-  m.diwp_batch_dof = c.diwp_dof == "batch";
-  models::set_stl(m, c.stl);
-  m.a_prime_scale = c.a_prime_scale;
-  m.mu_raw = models::parse_mu_param(c.mu_param);
-  m.hidden_ard = c.hidden_ard;
-  m.per_output_precision = models::parse_gi_precision(c.gi_precision);
-  m.classes = shape.classes;
-  m.init_lengthscale = c.protocol.init_lengthscale;
-  m.init_variance = c.protocol.init_variance;
+  const models::ModelSpec m =
+      model_spec(c, resolve_width(c.protocol.width, features), shape.classes);
   random::Stream init = rng.child("init", 0);
   const auto model = models::make_model(m, X, y, init);
   const auto& params = model->initial_parameters();

@@ -47,10 +47,6 @@ struct DatasetShape {
 /// Rectangle-Images, CIFAR-10), known without their data; nullopt for another name.
 std::optional<DatasetShape> dataset_shape(const std::string& dataset);
 
-/// The hidden width of a width rule ("input", "min(input,30)" or an integer) on `features`
-/// inputs, as `dkp run --width`; throws ConfigError on another rule.
-size_t hidden_width(const std::string& rule, size_t features);
-
 /// What fixes a cell's step cost: cells with the same key have the same work per step. A readable
 /// "dataset model-variant dD kernel width=W M=.. B=.. S=.." line (plus the model options that are
 /// not at their defaults).

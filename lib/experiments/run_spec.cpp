@@ -372,4 +372,38 @@ void validate_run_spec(const RunSpec& s) {
   }
 }
 
+size_t resolve_width(const std::string& rule, size_t d0) {
+  if (rule == "input") return d0;
+  if (rule == "min(input,30)") return std::min<size_t>(d0, 30);
+  try {
+    size_t pos = 0;
+    const long w = std::stol(rule, &pos);
+    if (pos == rule.size() && w > 0) return size_t(w);
+  } catch (const std::exception&) {
+  }
+  throw ConfigError(
+      fmt::format("--width '{}': expected input, min(input,30) or a positive integer", rule));
+}
+
+models::ModelSpec model_spec(const RunSpec& spec, size_t width, size_t classes) {
+  models::ModelSpec m{spec.model,
+                      spec.inference,
+                      spec.posterior,
+                      size_t(spec.depth),
+                      spec.kernel,
+                      width,
+                      size_t(spec.protocol.inducing)};
+  m.delta_init = spec.delta_init;
+  m.diwp_batch_dof = spec.diwp_dof == "batch";
+  models::set_stl(m, spec.stl);
+  m.a_prime_scale = spec.a_prime_scale;
+  m.mu_raw = models::parse_mu_param(spec.mu_param);
+  m.hidden_ard = spec.hidden_ard;
+  m.per_output_precision = models::parse_gi_precision(spec.gi_precision);
+  m.classes = classes;
+  m.init_lengthscale = spec.protocol.init_lengthscale;
+  m.init_variance = spec.protocol.init_variance;
+  return m;
+}
+
 }  // namespace dkp::experiments

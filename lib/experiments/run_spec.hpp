@@ -10,6 +10,7 @@
 
 #include "experiments/lr_schedule.hpp"
 #include "models/diwp_defaults.hpp"
+#include "models/factory.hpp"
 
 namespace dkp::experiments {
 
@@ -97,6 +98,14 @@ struct RunSpec {
 /// Checks a spec's values and model/inference/posterior combination (used by expansion and by
 /// `dkp run` on its options); throws ConfigError naming the offending value.
 void validate_run_spec(const RunSpec& spec);
+
+/// The hidden width a width rule gives on data with d0 input features: "input" (d0),
+/// "min(input,30)" or a positive integer; ConfigError otherwise.
+size_t resolve_width(const std::string& rule, size_t d0);
+
+/// The model a spec describes, as `dkp run` builds it: hidden width `width` (resolve_width) and
+/// `classes` (0: regression).
+models::ModelSpec model_spec(const RunSpec& spec, size_t width, size_t classes);
 
 /// Quotes a word for a POSIX shell when it contains anything but [A-Za-z0-9_./:,=+-].
 std::string shell_quote(const std::string& word);

@@ -104,12 +104,12 @@ TEST_CASE("estimate: dataset shapes agree with the data and its classes") {
 }
 
 TEST_CASE("estimate: hidden widths and cost keys") {
-  CHECK(hidden_width("input", 13) == 13);
-  CHECK(hidden_width("min(input,30)", 784) == 30);
-  CHECK(hidden_width("min(input,30)", 8) == 8);
-  CHECK(hidden_width("2", 784) == 2);
-  CHECK_THROWS_AS(hidden_width("wide", 8), dkp::ConfigError);
-  CHECK_THROWS_AS(hidden_width("0", 8), dkp::ConfigError);
+  CHECK(resolve_width("input", 13) == 13);
+  CHECK(resolve_width("min(input,30)", 784) == 30);
+  CHECK(resolve_width("min(input,30)", 8) == 8);
+  CHECK(resolve_width("2", 784) == 2);
+  CHECK_THROWS_AS(resolve_width("wide", 8), dkp::ConfigError);
+  CHECK_THROWS_AS(resolve_width("0", 8), dkp::ConfigError);
 
   const Grid g = small_grid("boston, yacht", "[0, 1]");
   const RunSpec& a = cell_of(g, "boston", 0, 2);

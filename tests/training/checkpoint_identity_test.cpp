@@ -9,6 +9,7 @@
 #include <string>
 
 #include "models/gi_dgp.hpp"
+#include "small_model.hpp"
 #include "test_support.hpp"
 #include "training/checkpoint.hpp"
 #include "training/exact_io.hpp"
@@ -42,20 +43,8 @@ void edit_file(const std::filesystem::path& path, const std::string& from, const
   dkp::util::write_file_atomic(path, text);
 }
 
-struct Fixture {
-  arma::mat X;
-  arma::vec y;
-  std::unique_ptr<dkp::models::GiDgp> model;
-  Fixture() {
-    dkp::random::Stream s(31);
-    X = dkp::random::normal_matrix(s, 30, 2);
-    y = arma::sin(2.0 * X.col(0)) + 0.1 * dkp::random::normal_matrix(s, 30, 1);
-    dkp::models::GiDgpConfig cfg;
-    cfg.depth = 2;
-    cfg.inducing = 6;
-    dkp::random::Stream init(32);
-    model = std::make_unique<dkp::models::GiDgp>(cfg, X, y, init);
-  }
+struct Fixture : dkp::test::SmallGiDgp {
+  Fixture() : SmallGiDgp(31, 32) {}
 };
 
 tr::TrainOptions options(size_t steps, const std::filesystem::path& checkpoint) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "models/gi_dgp.hpp"
+#include "small_model.hpp"
 #include "test_support.hpp"
 #include "training/trace.hpp"
 #include "training/trainer.hpp"
@@ -17,20 +18,8 @@ namespace tr = dkp::training;
 
 namespace {
 
-struct Fixture {
-  arma::mat X;
-  arma::vec y;
-  std::unique_ptr<dkp::models::GiDgp> model;
-  Fixture() {
-    dkp::random::Stream s(21);
-    X = dkp::random::normal_matrix(s, 30, 2);
-    y = arma::sin(2.0 * X.col(0)) + 0.1 * dkp::random::normal_matrix(s, 30, 1);
-    dkp::models::GiDgpConfig cfg;
-    cfg.depth = 2;
-    cfg.inducing = 6;
-    dkp::random::Stream init(22);
-    model = std::make_unique<dkp::models::GiDgp>(cfg, X, y, init);
-  }
+struct Fixture : dkp::test::SmallGiDgp {
+  Fixture() : SmallGiDgp(21, 22) {}
 };
 
 tr::TrainOptions options(size_t steps, const std::filesystem::path& dir) {

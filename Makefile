@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-PROFILE ?= full
+PROFILE ?= sample
 RESULTS ?= results/runs
 TABLES ?= results/tables
 DKP := $(BUILD_DIR)/dkp

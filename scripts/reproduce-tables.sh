@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: prints what it will cost (per grid, the pending cells, their estimated CPU hours
 # and the wall time at JOBS cells at a time: `dkp grid plan --estimate`), runs every paper grid in
-# experiments/ (all but the smoke grid) with the given profile, then writes the tables
-# (results/tables/*.tex and *.csv). A failed cell or grid does not
+# experiments/ (all but the smoke grid) that has the given profile (a grid without it is skipped
+# with a line saying so; `full` is every grid's), then writes the tables (results/tables/*.tex,
+# *.csv and *.md). A failed cell or grid does not
 # stop the others: the tables are written anyway, with missing cells flagged, and the script exits
 # non-zero at the end naming what failed. `dkp grid run` skips, and does not fail, the cells on
 # optional data that is not installed (Rectangle-Images, the DSVI report's Table 2): their table
@@ -13,21 +14,33 @@
 # tables.
 set -uo pipefail
 dkp=${1:-build/dkp}
-profile=${2:-full}
+profile=${2:-sample}
 jobs=${3:-$(nproc 2>/dev/null || echo 1)}
 results=${4:-results/runs}
 tables=${5:-results/tables}
 start=$(date +%s)
 shopt -s nullglob
 grids=()
+failed=()
 for g in experiments/*.yaml; do
-  [ "$(basename "$g")" = smoke.yaml ] || grids+=("$g")
+  [ "$(basename "$g")" = smoke.yaml ] && continue
+  # A grid without this profile is skipped (its cells come with PROFILE=full); any other error of
+  # the grid file counts as a failure.
+  if ! err=$("$dkp" grid plan "$g" --profile "$profile" --results "$results" 2>&1 >/dev/null); then
+    if [[ $err == *"no profile '$profile'"* ]]; then
+      echo "== $g: no profile '$profile', skipped (PROFILE=full runs it)"
+    else
+      echo "$err" >&2
+      failed+=("grid $g")
+    fi
+    continue
+  fi
+  grids+=("$g")
 done
 if [ ${#grids[@]} -eq 0 ]; then
-  echo "reproduce-tables: no grids in experiments/" >&2
+  echo "reproduce-tables: no grid in experiments/ has the profile '$profile'" >&2
   exit 3
 fi
-failed=()
 # The estimate first (a short calibration on this machine for cells the store has no timing of);
 # a failure here does not stop the job.
 echo "== estimate (profile $profile, $jobs jobs)"
@@ -38,9 +51,26 @@ for g in "${grids[@]}"; do
   echo "== $g (profile $profile, $jobs jobs)"
   "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results" || failed+=("grid $g")
 done
-# The full profile: every grid's tables and the scoreboard page (results/README.md beside the
-# tables) from everything the store holds. Other profiles: each grid's tables of that profile.
-if [ "$profile" = full ]; then
+# When every cell of the profile is a cell of the full grids (a profile that narrows the axes:
+# sample, sample-wide, aep): every grid's tables and the scoreboard page (results/README.md
+# beside the tables) from everything the store holds, as `make tables`. A profile that changes the
+# protocol (quick, scaled): each grid's tables of that profile.
+cells_of() { # GRID PROFILE: the config hashes of every cell of the grid's profile
+  "$dkp" grid plan "$1" --profile "$2" --results "$empty" 2>/dev/null | grep -o -- '--out [^ ]*' |
+    sed 's|.*/||' | sort
+}
+empty=$(mktemp -d)
+trap 'rm -rf "$empty"' EXIT
+within_full=yes
+if [ "$profile" != full ]; then
+  for g in "${grids[@]}"; do
+    if [ -n "$(comm -23 <(cells_of "$g" "$profile") <(cells_of "$g" full))" ]; then
+      within_full=no
+      break
+    fi
+  done
+fi
+if [ "$within_full" = yes ]; then
   "$dkp" tables experiments --results "$results" --out "$tables" \
     --summary "$(dirname "$tables")/README.md" || failed+=("tables")
 else
@@ -50,13 +80,19 @@ else
 fi
 # The compositional-uncertainty paper's Table 1 (dkp toy: its 1-D toy, not a UCI grid; recomputed
 # on every call, about an hour on one core for the full protocol).
+toy=yes
 case $profile in
   quick) toy_args=(--trials 2 --steps 2000 --elbo-samples 100 --var-samples 1000) ;;
   sample) toy_args=(--trials 3) ;;
-  *) toy_args=() ;;
+  full) toy_args=() ;;
+  *) toy=no ;;
 esac
-echo "== dkp toy (profile $profile)"
-"$dkp" toy "${toy_args[@]}" --jobs "$jobs" --out "$tables" || failed+=("toy")
+if [ $toy = yes ]; then
+  echo "== dkp toy (profile $profile)"
+  "$dkp" toy "${toy_args[@]}" --jobs "$jobs" --out "$tables" || failed+=("toy")
+else
+  echo "== dkp toy: no profile '$profile' (quick, sample and full run it), skipped"
+fi
 echo "tables: $tables/ (reproduce-tables: $(( $(date +%s) - start )) s in all)"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'reproduce-tables: failures in:\n' >&2

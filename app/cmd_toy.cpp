@@ -7,12 +7,16 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
 #include "data/toy.hpp"
+#include "experiments/lr_schedule.hpp"
 #include "models/cdgp.hpp"
 #include "report/reference.hpp"
 #include "report/svg.hpp"
@@ -53,6 +57,10 @@ int cmd_toy(const std::vector<std::string>& args) {
     ("steps", po::value<long>()->default_value(30000),
      "Adam steps (reference notebook: 3 x 10000 at a constant rate)")
     ("lr", po::value<double>()->default_value(1e-3), "Adam learning rate (constant)")
+    ("beta-schedule", po::value<std::string>()->default_value("0:1e8"),
+     "inducing-locations: the prior jitter's precision beta from each step on, STEP:BETA,... "
+     "(the reference notebook feeds 1e8 throughout; e.g. 0:1e2,10000:1e5,20000:1e8 starts with "
+     "more jitter)")
     ("samples", po::value<long>()->default_value(10), "Monte Carlo samples per step (S = 10)")
     ("inducing", po::value<long>()->default_value(10), "inducing points per layer (M = 10)")
     ("depth", po::value<long>()->default_value(2), "layers (the paper: 2)")
@@ -95,6 +103,15 @@ int cmd_toy(const std::vector<std::string>& args) {
   const double lr = vm["lr"].as<double>(), noise_std = vm["noise-std"].as<double>();
   const int threads = vm["threads"].as<int>(), jobs = vm["jobs"].as<int>();
   const std::string last_kernel = vm["last-kernel"].as<std::string>();
+  std::vector<experiments::LrPoint> beta_schedule;
+  try {
+    beta_schedule = experiments::parse_lr_schedule(vm["beta-schedule"].as<std::string>());
+  } catch (const ConfigError& e) {
+    throw UsageError(fmt::format("--beta-schedule: {}", e.what()));
+  }
+  if (beta_schedule.back().step >= steps)
+    throw UsageError(fmt::format("--beta-schedule: a change at step {}, not before --steps {}",
+                                 beta_schedule.back().step, steps));
   if (trials < 1 || steps < 1 || S < 1 || M < 1 || depth < 1 || N < 2 || elbo_samples < 1 ||
       var_samples < 2 || fig_samples < 0 || threads < 1 || jobs < 1) {
     throw UsageError(
@@ -136,32 +153,48 @@ int cmd_toy(const std::vector<std::string>& args) {
     cfg.noise_std = noise_std;
     cfg.last_periodic = last_kernel == "periodic";
     const random::Stream run = master.child(posterior, uint64_t(t));
-    random::Stream init = run.child("init", 0);
-    const models::CompositionalDgp model(cfg, init);
     training::TrainOptions opt;
-    opt.steps = size_t(steps);
     opt.lr = training::LrSchedule::steps(lr, {});
     opt.kl = training::KlAnnealing(0);
     opt.samples = size_t(S);
     opt.threads = size_t(threads);
     opt.log_every = 0;
     opt.checkpoint_every = 0;
-    const training::TrainReport tr = training::train(model, data.X, data.y, opt, run);
+    // The inducing-locations prior's beta changes between stages: each stage is its own model
+    // (the same initial parameters), trained on from the previous stage's checkpoint (parameters
+    // and Adam state), so a schedule equals one run whose beta changes at the given steps.
+    const bool staged = posterior == "inducing-locations" && beta_schedule.size() > 1;
+    const fs::path stage_ck = out / fmt::format(".toy-{}-{}-{}.ckpt", posterior, t, ::getpid());
+    std::optional<models::CompositionalDgp> model;
+    training::TrainReport tr;
+    double stage_seconds = 0.0;
+    for (size_t k = 0; k < (staged ? beta_schedule.size() : 1); ++k) {
+      cfg.beta = posterior == "inducing-locations" ? beta_schedule[k].lr : cfg.beta;
+      random::Stream init = run.child("init", 0);
+      model.emplace(cfg, init);
+      opt.steps = staged && k + 1 < beta_schedule.size() ? size_t(beta_schedule[k + 1].step)
+                                                         : size_t(steps);
+      if (staged) opt.checkpoint_path = stage_ck;
+      tr = training::train(*model, data.X, data.y, opt, run);
+      stage_seconds += tr.train_seconds;
+    }
+    if (staged) fs::remove(stage_ck);
+    tr.train_seconds = stage_seconds;
     TrialResult& r = results[task];
     r.posterior = posterior;
     r.trial = t;
     r.train_s = tr.train_seconds;
     random::Stream elbo_rng = run.child("final-elbo", 0);
-    r.elbo = double(N) * training::estimate_elbo(model, tr.params, data.X, data.y,
+    r.elbo = double(N) * training::estimate_elbo(*model, tr.params, data.X, data.y,
                                                  size_t(elbo_samples), elbo_rng, size_t(threads));
     random::Stream var_rng = run.child("var-at-0", 0);
-    for (const arma::mat& f : model.layer_functions(tr.params, x0, size_t(var_samples), var_rng))
+    for (const arma::mat& f : model->layer_functions(tr.params, x0, size_t(var_samples), var_rng))
       r.var_at_0.push_back(arma::var(arma::vectorise(f)));
     if (t == 0 && fig_samples > 0) {
       random::Stream fig_rng = run.child("figure", 0);
-      figures[task] = model.layer_functions(tr.params, grid, size_t(fig_samples), fig_rng);
+      figures[task] = model->layer_functions(tr.params, grid, size_t(fig_samples), fig_rng);
       random::Stream comp_rng = run.child("figure-composition", 0);
-      figures[task].push_back(model.predict(tr.params, grid, size_t(fig_samples), comp_rng).mean);
+      figures[task].push_back(model->predict(tr.params, grid, size_t(fig_samples), comp_rng).mean);
     }
     std::string vars;
     for (size_t l = 0; l < r.var_at_0.size(); ++l)

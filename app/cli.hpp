@@ -20,6 +20,8 @@ inline constexpr int kExitNotImplemented = 3;
 /// did not start; nothing was read or written. The grid runner counts such a cell as "running
 /// elsewhere". 75 is EX_TEMPFAIL of <sysexits.h>: try again later.
 inline constexpr int kExitBusy = 75;
+/// A run stopped by SIGINT/SIGTERM (it left a checkpoint to resume): 128 + SIGINT, as a shell.
+inline constexpr int kExitInterrupted = 130;
 
 /// Thrown for usage errors; main prints "dkp: <message>" and exits 2.
 struct UsageError : std::runtime_error {

@@ -24,12 +24,12 @@
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "data/standardise.hpp"
+#include "experiments/run_setup.hpp"
 #include "models/factory.hpp"
 #include "platform/blas_count.hpp"
 #include "platform/blas_threads.hpp"
 #include "platform/cpu.hpp"
 #include "platform/process.hpp"
-#include "run_setup.hpp"
 #include "training/mc.hpp"
 #include "util/error.hpp"
 
@@ -138,7 +138,7 @@ int bench_model(const po::variables_map& vm) {
   }
   const auto root = data::resolve_data_root(vm["data"].as<std::string>());
   const std::string dataset = vm["dataset"].as<std::string>();
-  const auto split = load_run_data(root, dataset, 0).split;
+  const auto split = experiments::load_run_data(root, dataset, 0).split;
   const int reps = vm["reps"].as<int>();
   const size_t S = size_t(vm["samples"].as<long>());
   if (vm["test-samples"].as<long>() < 0) throw UsageError("--test-samples must be >= 0");
@@ -166,18 +166,21 @@ int bench_model(const po::variables_map& vm) {
   std::vector<int> depths = vm["depth"].as<std::vector<int>>();
   if (vm["model"].as<std::string>() == "sgp" && vm["depth"].defaulted()) depths = {1};
   for (int depth : depths) {
-    models::ModelSpec spec{vm["model"].as<std::string>(),     vm["inference"].as<std::string>(),
-                           vm["posterior"].as<std::string>(), size_t(depth),
-                           vm["kernel"].as<std::string>(),    0,
-                           size_t(vm["inducing"].as<long>())};
+    // The model `dkp run` would build with these options (seed 0, hidden width: the features).
+    experiments::RunSpec spec;
+    spec.dataset = dataset;
+    spec.model = vm["model"].as<std::string>();
+    spec.inference = vm["inference"].as<std::string>();
+    spec.posterior = vm["posterior"].as<std::string>();
+    spec.depth = depth;
+    spec.kernel = vm["kernel"].as<std::string>();
+    spec.protocol.inducing = vm["inducing"].as<long>();
     spec.hidden_ard = vm["hidden-ard"].as<bool>();
-    spec.classes = data::dataset_classes(dataset);
-    spec.per_output_precision = models::parse_gi_precision(vm["gi-precision"].as<std::string>());
-    const std::string stl = vm["stl"].as<std::string>();
-    models::set_stl(spec, stl);
-    random::Stream run(0);
-    random::Stream init = run.child("init", 0);
-    const auto model = models::make_model(spec, split.X_train, split.y_train, init);
+    spec.gi_precision = vm["gi-precision"].as<std::string>();
+    spec.stl = vm["stl"].as<std::string>();
+    const random::Stream run(spec.protocol.seed);
+    const auto model = experiments::make_run_model(
+        spec, experiments::resolve_width(spec.protocol.width, split.X_train.n_cols), split, run);
     std::vector<double> step_ms, fwd_ms;
     std::vector<std::vector<double>> group_ms;  // [group][repetition], the steps' groups
     platform::BlasCount step_blas, fwd_blas;    // summed over the timed repetitions (--flops)
@@ -224,8 +227,8 @@ int bench_model(const po::variables_map& vm) {
     if (spec.model == "dwp" && !spec.posterior.empty()) label += "/" + spec.posterior;
     if (spec.model != "sgp" && spec.kernel != "se") label += " (" + spec.kernel + ")";
     if (spec.hidden_ard) label += " ard";
-    if (spec.per_output_precision) label += " per-out";
-    if (spec.model == "dwp" && stl != "on") label += " stl " + stl;
+    if (models::parse_gi_precision(spec.gi_precision)) label += " per-out";
+    if (spec.model == "dwp" && spec.stl != "on") label += " stl " + spec.stl;
     if (group_ms.size() > 1) {
       std::string ms;
       for (const auto& g : group_ms)

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli.hpp"
-#include "run_setup.hpp"
+#include "experiments/run_setup.hpp"
 #include "training/param_summary.hpp"
 #include "util/error.hpp"
 
@@ -46,7 +46,8 @@ int cmd_params(const std::vector<std::string>& args) {
   if (vm.count("csv") && (vm.count("name") || vm["json"].as<bool>())) {
     throw UsageError("--csv prints one parameter: it does not go with --name or --json");
   }
-  const TrainedRun tr = load_trained_run(vm["run"].as<std::string>(), vm["data"].as<std::string>());
+  const experiments::TrainedRun tr =
+      experiments::load_trained_run(vm["run"].as<std::string>(), vm["data"].as<std::string>());
   const training::ParameterSet& trained = tr.checkpoint.params;
   if (vm.count("csv")) {
     const std::string name = vm["csv"].as<std::string>();

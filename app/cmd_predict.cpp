@@ -9,8 +9,8 @@
 #include "cli.hpp"
 #include "data/uci.hpp"
 #include "eval/metrics.hpp"
+#include "experiments/run_setup.hpp"
 #include "likelihoods/robustmax.hpp"
-#include "run_setup.hpp"
 #include "training/mc.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -64,7 +64,8 @@ int cmd_predict(const std::vector<std::string>& args) {
   if (vm.count("threads") && vm["threads"].as<int>() < 1) {
     throw UsageError("--threads must be at least 1");
   }
-  const TrainedRun tr = load_trained_run(dir, vm["data"].as<std::string>());
+  const experiments::TrainedRun tr =
+      experiments::load_trained_run(dir, vm["data"].as<std::string>());
   const auto& spec = tr.spec;
   const auto& split = tr.split;
   const auto& p = spec.protocol;
@@ -113,7 +114,7 @@ int cmd_predict(const std::vector<std::string>& args) {
     const eval::ClassificationMetrics m = eval::classification_metrics(
         pred.mean, pred.var, pred.classes, likelihoods::class_labels(y, pred.classes),
         size_t(threads), pred.class_likelihood);
-    csv = class_predictions_csv(m, y);
+    csv = experiments::class_predictions_csv(m, y);
     spdlog::info("{} points, {} samples: test_ll {:.17g}  test_acc {:.17g}  ECE {:.4f}", X.n_rows,
                  samples, m.test_ll, m.test_acc, m.reliability.ece);
     std::string bins;  // the non-empty confidence bins: points, mean confidence, accuracy
@@ -126,18 +127,18 @@ int cmd_predict(const std::vector<std::string>& args) {
     }
     spdlog::info("reliability (confidence bin, points, mean confidence, accuracy):{}", bins);
   } else if (pred.classes > 0) {
-    csv = class_predictions_csv(eval::class_probabilities(pred.mean, pred.var, pred.classes,
-                                                          size_t(threads), pred.class_likelihood));
+    csv = experiments::class_predictions_csv(eval::class_probabilities(
+        pred.mean, pred.var, pred.classes, size_t(threads), pred.class_likelihood));
     spdlog::info("{} points, {} samples", X.n_rows, samples);
   } else if (have_y) {
     const eval::RegressionMetrics m = eval::regression_metrics(pred.mean, pred.var, y, split.y_std);
     const arma::vec y_orig = split.y_to_original(y);
-    csv = predictions_csv(split, m, y_orig);
+    csv = experiments::predictions_csv(split, m, y_orig);
     spdlog::info("{} points, {} samples: test_ll {:.17g}  test_rmse {:.17g}  95% coverage {:.3f}",
                  X.n_rows, samples, m.test_ll, m.test_rmse,
                  eval::central_coverage(m.point_pit, 0.95));
   } else {
-    csv = predictions_csv(split, eval::mixture_moments(pred.mean, pred.var));
+    csv = experiments::predictions_csv(split, eval::mixture_moments(pred.mean, pred.var));
     spdlog::info("{} points, {} samples", X.n_rows, samples);
   }
   if (keep_hidden) {

@@ -7,7 +7,7 @@
 
 #include "data/mnist.hpp"
 #include "data/root.hpp"
-#include "run_setup.hpp"
+#include "experiments/run_setup.hpp"
 #include "util/error.hpp"
 
 namespace dkp::cli {
@@ -25,7 +25,7 @@ std::optional<experiments::DataFingerprints> data_fingerprints(const std::string
       [root](const std::string& dataset, int split) -> std::optional<std::string> {
         if (data::optional_dataset_missing(root, dataset)) return std::nullopt;
         try {
-          return run_data_sha256(root, dataset, split);
+          return experiments::run_data_sha256(root, dataset, split);
         } catch (const Error& e) {
           spdlog::debug("{} split {}: no data fingerprint: {}", dataset, split, e.what());
           return std::nullopt;

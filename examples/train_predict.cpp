@@ -1,71 +1,88 @@
-// dkp as a C++ library: build a model from its spec, train it, predict, score, with the streams
-// `dkp run` uses, so that the numbers are those of
+// dkp as a C++ library: one run from its spec, through the entry point `dkp run` and the grid
+// runner use (experiments/run.hpp: data, model, training, prediction, scores, manifest.json and
+// result.json), read back by the result store. The numbers are those of
 //
 //   dkp run --dataset yacht --split 0 --model dwp --posterior agw --depth 2 --steps S
 //           --lr-schedule 0:0.01,S/2:0.001 --kl-anneal S/20 --test-samples 100
 //
 // (S even; scripts/smoke.sh checks that they agree).
 //
-//   build/dkp_example [S]    S training steps, default 2000; data root as for dkp: $DKP_DATA,
-//                            ./data or ../shared/data
+//   build/dkp_example [S [DIR]]   S training steps, default 2000; DIR the run directory (default:
+//                                 a temporary one, removed at the end); data root as for dkp:
+//                                 $DKP_DATA, ./data or ../shared/data
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <string>
 
-#include "data/root.hpp"
-#include "data/standardise.hpp"
-#include "data/uci.hpp"
-#include "eval/metrics.hpp"
-#include "models/factory.hpp"
+#include <spdlog/spdlog.h>
+
+#include "experiments/run.hpp"
+#include "experiments/store.hpp"
 #include "platform/blas_threads.hpp"
 #include "platform/process.hpp"
-#include "random/stream.hpp"
-#include "training/mc.hpp"
-#include "training/trainer.hpp"
 
 int main(int argc, char** argv) {
   using namespace dkp;
+  namespace fs = std::filesystem;
   platform::set_blas_threads(1);  // small matrices: one BLAS thread (DESIGN.md section 7)
   platform::tune_allocator();
+  spdlog::set_level(spdlog::level::warn);  // the run's own progress and summary lines: off
   const long steps = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 2000;
   if (steps < 2) {
     std::fprintf(stderr, "dkp_example: steps must be at least 2\n");
     return 2;
   }
+  const bool temporary = argc <= 2;
+  const fs::path dir =
+      temporary ? fs::temp_directory_path() / ("dkp-example-" + std::to_string(::getpid()))
+                : fs::path(argv[2]);
+  int status = 0;
   try {
-    // Split 0 of Gal and Ghahramani's yacht splits, standardised with the training statistics.
-    const data::UciDataset ds = data::load_uci(data::resolve_data_root(""), "yacht");
-    const data::RegressionSplit split = data::make_regression_split(ds, 0);
-
-    // The model: the names and defaults of `dkp run` (models/factory.hpp).
-    models::ModelSpec spec;
+    // The run: split 0 of Gal and Ghahramani's yacht splits, the model by its names (as
+    // `dkp run`'s options), and the protocol with `dkp run`'s defaults: S = 10 samples, full
+    // batch, the learning rate dropping at half way, 100 posterior samples for prediction.
+    experiments::RunSpec spec;
+    spec.dataset = "yacht";
+    spec.split = 0;
     spec.model = "dwp";
     spec.posterior = "agw";
     spec.depth = 2;
-    const random::Stream run(/*seed=*/0);  // every stream of the run derives from it
-    random::Stream init = run.child("init", 0);
-    const auto model = models::make_model(spec, split.X_train, split.y_train, init);
+    spec.kernel = "se";
+    experiments::Protocol& p = spec.protocol;
+    p.steps = steps;
+    p.lr_schedule = {{0, 1e-2}, {steps / 2, 1e-3}};
+    p.kl_anneal = steps / 20;
+    p.train_samples = 10;
+    p.test_samples = 100;
+    p.inducing = 100;
+    p.batch = 10000;
+    p.seed = 0;  // every random stream of the run derives from it
 
-    // Training: Adam, S = 10 samples, full batch; the learning rate drops at half way.
-    training::TrainOptions opt;
-    opt.steps = size_t(steps);
-    opt.lr = training::LrSchedule::steps(1e-2, {{uint64_t(steps / 2), 1e-3}});
-    opt.kl = training::KlAnnealing(uint64_t(steps / 20));
-    opt.log_every = 0;
-    const training::TrainReport tr =
-        training::train(*model, split.X_train, split.y_train, opt, run);
-
-    // Prediction: 100 posterior samples at the test inputs, scored in original units.
-    random::Stream pred_rng = run.child("predict", 0);
-    const models::Predictive pred =
-        training::predict(*model, tr.params, split.X_test, 100, pred_rng, /*threads=*/1);
-    const eval::RegressionMetrics m =
-        eval::regression_metrics(pred.mean, pred.var, split.y_test, split.y_std);
-    std::printf("%s\n%ld steps: test_ll %.17g test_rmse %.17g\n", model->describe().c_str(), steps,
-                m.test_ll, m.test_rmse);
+    experiments::RunOptions options;
+    options.out = dir;
+    options.log_every = 0;
+    const experiments::RunOutcome outcome = experiments::run_cell(spec, options);
+    if (outcome.status == experiments::RunStatus::busy ||
+        outcome.status == experiments::RunStatus::interrupted) {
+      std::fprintf(stderr, "dkp_example: %s\n", outcome.message.c_str());
+      status = 1;
+    } else {
+      // The result as the store reads it (done now, or reused from an earlier call with DIR).
+      const auto values = experiments::read_result_values(dir / "result.json");
+      std::printf("%s\n%ld steps: test_ll %.17g test_rmse %.17g\n", spec.label().c_str(), steps,
+                  values.at("test_ll"), values.at("test_rmse"));
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dkp_example: %s\n", e.what());
-    return 1;
+    status = 1;
   }
-  return 0;
+  if (temporary) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  return status;
 }

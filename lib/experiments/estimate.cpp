@@ -217,7 +217,7 @@ Calibration calibrate(const CalibrationRequest& r) {
     y[n] = images ? double(n % shape.classes) : random::normal(rng);
   }
 
-  // The model as `dkp run` builds it (app/run_setup.cpp make_run_model).
+  // The model as a run builds it (run_setup.hpp make_run_model).
   const models::ModelSpec m =
       model_spec(c, resolve_width(c.protocol.width, features), shape.classes);
   random::Stream init = rng.child("init", 0);

@@ -19,6 +19,7 @@
 #include "data/mnist.hpp"
 #include "experiments/store.hpp"
 #include "platform/dir_lock.hpp"
+#include "platform/process.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -48,14 +49,6 @@ std::vector<RunSpec> take_cells_without_data(std::vector<RunSpec>& cells,
   }
   cells = std::move(keep);
   return skipped;
-}
-
-std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  const long s = std::lround(seconds);
-  if (s >= 3600) return fmt::format("{}h {:02}m", s / 3600, (s % 3600) / 60);
-  if (s >= 60) return fmt::format("{}m {:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
 }
 
 namespace {
@@ -205,9 +198,10 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
     const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
     const size_t remaining = total - finished;
     const std::string eta =
-        remaining == 0 ? "done" : "ETA " + format_duration(elapsed / finished * remaining);
+        remaining == 0 ? "done"
+                       : "ETA " + platform::format_duration(elapsed / finished * remaining);
     log << fmt::format("[{}/{}] {:<6} {} ({}) | computed {}, failed {}, {} left, {}{}\n", finished,
-                       total, what, c.spec->label(), format_duration(secs), sum.computed,
+                       total, what, c.spec->label(), platform::format_duration(secs), sum.computed,
                        sum.failed, remaining, eta, extra.empty() ? "" : "\n         " + extra)
         << std::flush;
   };

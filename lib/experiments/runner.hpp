@@ -69,7 +69,4 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells,
 std::vector<RunSpec> take_cells_without_data(std::vector<RunSpec>& cells,
                                              const std::filesystem::path& data_root);
 
-/// "1h 02m", "3m 20s", "12s".
-std::string format_duration(double seconds);
-
 }  // namespace dkp::experiments

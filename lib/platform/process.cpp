@@ -3,7 +3,10 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <ctime>
+
+#include <fmt/format.h>
 
 namespace dkp::platform {
 
@@ -32,6 +35,14 @@ std::string hostname() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
+}
+
+std::string format_duration(double seconds, std::string_view separator) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long s = std::lround(seconds);
+  if (s >= 3600) return fmt::format("{}h{}{:02}m", s / 3600, separator, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{}{:02}s", s / 60, separator, s % 60);
+  return fmt::format("{}s", s);
 }
 
 }  // namespace dkp::platform

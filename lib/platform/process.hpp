@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace dkp::platform {
 
@@ -26,5 +27,9 @@ std::string now_iso8601();
 
 /// This machine's host name ("unknown" when it cannot be read).
 std::string hostname();
+
+/// A duration for people: "1h 02m", "3m 20s", "12s" (rounded to the second; "?" when negative or
+/// not finite), with `separator` between the units ("": "1h02m", as `dkp run`'s progress lines).
+std::string format_duration(double seconds, std::string_view separator = " ");
 
 }  // namespace dkp::platform

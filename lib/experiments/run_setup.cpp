@@ -1,5 +1,5 @@
-// What `dkp run`, `dkp predict` and `dkp params` share (run_setup.hpp).
-#include "run_setup.hpp"
+// The pieces of a run (run_setup.hpp).
+#include "experiments/run_setup.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -14,7 +14,7 @@
 #include "util/json.hpp"
 #include "util/sha256.hpp"
 
-namespace dkp::cli {
+namespace dkp::experiments {
 
 namespace {
 
@@ -57,12 +57,11 @@ RunData load_run_data(const std::filesystem::path& root, const std::string& data
   return d;
 }
 
-std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, size_t width,
+std::unique_ptr<models::Model> make_run_model(const RunSpec& spec, size_t width,
                                               const data::RegressionSplit& split,
                                               const random::Stream& run) {
   random::Stream init = run.child("init", 0);
-  const models::ModelSpec mspec =
-      experiments::model_spec(spec, width, data::dataset_classes(spec.dataset));
+  const models::ModelSpec mspec = model_spec(spec, width, data::dataset_classes(spec.dataset));
   return models::make_model(mspec, split.X_train, split.y_train, init);
 }
 
@@ -84,7 +83,7 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
     throw DataError(fmt::format("{}: no canonical_config or config_hash", source));
   }
   TrainedRun tr;
-  tr.spec = experiments::RunSpec::parse_canonical(canonical);
+  tr.spec = RunSpec::parse_canonical(canonical);
   const std::string hash = tr.spec.hash();
   if (hash != manifest_hash) {
     throw DataError(fmt::format("{}: canonical_config hashes to {}, not to its config_hash {}",
@@ -111,8 +110,8 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
         dir.string(), tr.spec.dataset, tr.spec.split, data_sha, trained_sha));
   }
   tr.split = std::move(data.split);
-  tr.model = make_run_model(tr.spec, experiments::resolve_width(p.width, tr.split.X_train.n_cols),
-                            tr.split, random::Stream(p.seed));
+  tr.model = make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split,
+                            random::Stream(p.seed));
   tr.checkpoint = training::load_checkpoint(checkpoint_path, tr.model->initial_parameters());
   // A checkpoint that records its configuration and data must be the manifest's run's.
   const auto& id = tr.checkpoint.identity;
@@ -216,4 +215,4 @@ void add_calibration(util::Json& result, const eval::RegressionMetrics& m) {
   result.set("test_calibration_error", m.calibration_error);
 }
 
-}  // namespace dkp::cli
+}  // namespace dkp::experiments

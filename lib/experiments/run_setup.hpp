@@ -1,22 +1,23 @@
-// What `dkp run`, `dkp predict` and `dkp params` share: the model a run describes, a trained run
-// loaded back from its directory and the predictions CSV.
+// The pieces of a run (experiments/run.hpp, run_cell) that `dkp predict`, `dkp params`, `dkp bench
+// model` and examples/ use too: a run's data and their fingerprint, the model a run describes, a
+// trained run loaded back from its directory, the predictions CSVs and result.json's calibration
+// keys.
 #pragma once
 
 #include <filesystem>
 #include <memory>
 #include <string>
 
-#include "cli.hpp"
 #include "data/standardise.hpp"
 #include "data/uci.hpp"
 #include "eval/metrics.hpp"
-#include "experiments/grid.hpp"
+#include "experiments/run_spec.hpp"
 #include "models/model.hpp"
 #include "random/stream.hpp"
 #include "training/checkpoint.hpp"
 #include "util/json.hpp"
 
-namespace dkp::cli {
+namespace dkp::experiments {
 
 /// SHA-256 over the dataset's data, feature and target files and the split's index files (the
 /// manifest's data_sha256).
@@ -38,15 +39,15 @@ struct RunData {
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
                       const std::string& pixels = "unit", double pixel_scale = 1.0);
 
-/// The model a run describes, initialised from the run's "init" stream as `dkp run` does.
-std::unique_ptr<models::Model> make_run_model(const experiments::RunSpec& spec, size_t width,
+/// The model a run describes, initialised from the run's "init" stream as run_cell does.
+std::unique_ptr<models::Model> make_run_model(const RunSpec& spec, size_t width,
                                               const data::RegressionSplit& split,
                                               const random::Stream& run);
 
-/// A finished (or checkpointed) `dkp run`, loaded back from its directory. Its random streams
-/// derive from random::Stream(spec.protocol.seed), as in `dkp run`.
+/// A finished (or checkpointed) run (run_cell, `dkp run`), loaded back from its directory. Its
+/// random streams derive from random::Stream(spec.protocol.seed), as in run_cell.
 struct TrainedRun {
-  experiments::RunSpec spec;
+  RunSpec spec;
   int threads = 1;  ///< the run's --threads (manifest), 1 when not recorded
   data::RegressionSplit split;
   std::unique_ptr<models::Model> model;
@@ -55,7 +56,7 @@ struct TrainedRun {
 
 /// Reads `dir`'s manifest.json (its canonical config must hash to its config_hash), loads the
 /// dataset from `data_root_option` (as --data) and checks it against the manifest's
-/// data_sha256, rebuilds the model as `dkp run` did and loads checkpoint.bin (warning when it is
+/// data_sha256, rebuilds the model as run_cell did and loads checkpoint.bin (warning when it is
 /// short of the run's steps). ConfigError when `dir` is not a run directory or has no checkpoint,
 /// DataError when the manifest, the data or the checkpoint do not match.
 TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string& data_root_option);
@@ -79,4 +80,4 @@ void add_calibration(util::Json& result, const eval::RegressionMetrics& m);
 /// confidence: count, mean confidence, accuracy; eval::Reliability).
 void add_calibration(util::Json& result, const eval::Reliability& r);
 
-}  // namespace dkp::cli
+}  // namespace dkp::experiments

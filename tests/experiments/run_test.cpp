@@ -1,0 +1,191 @@
+// The library's run (experiments/run.hpp): a tiny spec end to end on a synthetic UCI dataset, its
+// files read back by the store, and a stop request whose checkpoint a second call resumes to the
+// numbers of an uninterrupted run.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "experiments/run.hpp"
+#include "experiments/run_setup.hpp"
+#include "experiments/store.hpp"
+#include "test_support.hpp"
+#include "training/trainer.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+using namespace dkp::experiments;
+namespace fs = std::filesystem;
+namespace util = dkp::util;
+
+namespace {
+
+// A data root with a synthetic "yacht" in the Gal & Ghahramani layout: 48 rows, 3 features, the
+// target a smooth function of them plus a little deterministic noise; split 0: 36 train, 12 test.
+fs::path synthetic_data_root(const std::string& name) {
+  const fs::path root = dkp::test::temp_dir(name);
+  const fs::path d = root / "uci" / "yacht" / "data";
+  fs::create_directories(d);
+  std::string data, train, test;
+  for (int i = 0; i < 48; ++i) {
+    const double a = std::sin(0.7 * i), b = std::cos(0.3 * i), c = 0.05 * i;
+    const double y = std::sin(2.0 * a) + b * b - c + 0.1 * std::sin(12.9898 * i);
+    data += fmt::format("{:.6f} {:.6f} {:.6f} {:.6f}\n", a, b, c, y);
+    (i % 4 == 3 ? test : train) += fmt::format("{}\n", i);
+  }
+  std::ofstream(d / "data.txt") << data;
+  std::ofstream(d / "index_features.txt") << "0\n1\n2\n";
+  std::ofstream(d / "index_target.txt") << "3\n";
+  std::ofstream(d / "n_splits.txt") << "1\n";
+  std::ofstream(d / "index_train_0.txt") << train;
+  std::ofstream(d / "index_test_0.txt") << test;
+  return root;
+}
+
+// A two-layer DSVI DGP: a stochastic ELBO, minibatches (shuffled each epoch), 20 steps.
+RunSpec tiny_spec() {
+  RunSpec s;
+  s.grid = "run-test";
+  s.dataset = "yacht";
+  s.split = 0;
+  s.model = "dgp";
+  s.inference = "dsvi";
+  s.depth = 2;
+  s.kernel = "se";
+  auto& p = s.protocol;
+  p.steps = 20;
+  p.lr_schedule = {{0, 1e-2}, {10, 1e-3}};
+  p.kl_anneal = 5;
+  p.train_samples = 2;
+  p.test_samples = 5;
+  p.inducing = 8;
+  p.batch = 16;
+  p.width = "input";
+  p.seed = 7;
+  return s;
+}
+
+RunOptions tiny_options(const fs::path& out, const fs::path& data_root) {
+  RunOptions o;
+  o.out = out;
+  o.data_root = data_root.string();
+  o.log_every = 0;
+  o.checkpoint_every = 0;  // checkpoints on a stop request only
+  o.elbo_repeats = 2;
+  o.install_signal_handlers = false;
+  return o;
+}
+
+double number(const util::JsonValue& j, const char* key) {
+  REQUIRE(j.contains(key));
+  return j.at(key).get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("run_cell: a spec end to end, read back by the store, and a stop request resumed") {
+  dkp::test::QuietLog quiet;
+  const fs::path data_root = synthetic_data_root("run-cell-data");
+  const fs::path results = dkp::test::temp_dir("run-cell-results");
+  const RunSpec spec = tiny_spec();
+  const fs::path whole = spec.run_dir(results);
+
+  // Uninterrupted.
+  const RunOutcome a = run_cell(spec, tiny_options(whole, data_root));
+  REQUIRE(a.status == RunStatus::done);
+  const util::JsonValue ra = util::read_json_object(whole / "result.json");
+  CHECK(a.result.dump() == util::Json(ra).dump());
+  CHECK(ra.at("config_hash") == spec.hash());
+  CHECK(ra.at("resumed_from_step") == 0);
+  CHECK(std::isfinite(number(ra, "elbo")));
+  CHECK(std::isfinite(number(ra, "test_ll")));
+  CHECK(ra.at("elbo_repeats") == 2);
+  const util::JsonValue manifest = util::read_json_object(whole / "manifest.json");
+  CHECK(manifest.at("config_hash") == spec.hash());
+  CHECK(RunSpec::parse_canonical(manifest.at("canonical_config").get<std::string>()).hash() ==
+        spec.hash());
+  CHECK(manifest.at("data_sha256") == ra.at("data_sha256"));
+  CHECK(fs::exists(whole / "checkpoint.bin"));
+  CHECK(fs::exists(whole / "trace.csv"));
+
+  // The store reads the cell as done, its values as written.
+  const CellStatus st = cell_status(spec, results);
+  CHECK(st.state == CellState::done);
+  CHECK(st.result == whole / "result.json");
+  const auto values = read_result_values(whole / "result.json");
+  CHECK(values.at("elbo") == number(ra, "elbo"));
+  CHECK(values.at("test_ll") == number(ra, "test_ll"));
+  // The trained run loads back with the final parameters.
+  const TrainedRun trained = load_trained_run(whole, data_root.string());
+  CHECK(trained.checkpoint.step == 20);
+  CHECK(trained.spec.hash() == spec.hash());
+
+  // A second call reuses the result: nothing is trained or written.
+  const auto written = fs::last_write_time(whole / "result.json");
+  CHECK(run_cell(spec, tiny_options(whole, data_root)).status == RunStatus::reused);
+  CHECK(fs::last_write_time(whole / "result.json") == written);
+
+  // Stopped at step 7 (as SIGINT would): a checkpoint, a manifest, no result.
+  const fs::path parts = dkp::test::temp_dir("run-cell-resumed") / "cell";
+  RunOptions stop = tiny_options(parts, data_root);
+  size_t last_step = 0;
+  stop.progress = [&](const dkp::training::StepInfo& s, const dkp::training::TrainOptions&) {
+    last_step = s.step;
+    if (s.step == 7) dkp::training::stop_requested().store(true);
+  };
+  const RunOutcome b = run_cell(spec, stop);
+  dkp::training::stop_requested().store(false);
+  REQUIRE(b.status == RunStatus::interrupted);
+  CHECK(last_step == 7);
+  CHECK(!b.message.empty());
+  CHECK(!fs::exists(parts / "result.json"));
+  CHECK(fs::exists(parts / "manifest.json"));
+  CHECK(dkp::training::read_checkpoint_header(parts / "checkpoint.bin").step == 7);
+  CHECK(cell_status(spec, parts.parent_path()).state != CellState::done);
+
+  // The same call resumes it to the uninterrupted run's numbers, bit for bit.
+  RunOptions resume = tiny_options(parts, data_root);
+  size_t first_step = 0;
+  resume.progress = [&](const dkp::training::StepInfo& s, const dkp::training::TrainOptions&) {
+    if (first_step == 0) first_step = s.step;
+  };
+  const RunOutcome c = run_cell(spec, resume);
+  REQUIRE(c.status == RunStatus::done);
+  CHECK(first_step == 8);
+  const util::JsonValue rc = util::read_json_object(parts / "result.json");
+  CHECK(rc.at("resumed_from_step") == 7);
+  for (const char* key :
+       {"elbo", "elbo_mean", "elbo_se", "test_ll", "test_rmse", "test_calibration_error"}) {
+    INFO(key);
+    CHECK(number(rc, key) == number(ra, key));
+  }
+  CHECK(util::read_file(parts / "trace.csv") == util::read_file(whole / "trace.csv"));
+  CHECK(util::Json(rc.at("scalar_parameters")).dump() ==
+        util::Json(ra.at("scalar_parameters")).dump());
+}
+
+TEST_CASE("run_cell: a directory of another configuration is refused, and left as it was") {
+  dkp::test::QuietLog quiet;
+  const fs::path data_root = synthetic_data_root("run-cell-other-data");
+  const fs::path out = dkp::test::temp_dir("run-cell-other") / "cell";
+  RunSpec spec = tiny_spec();
+  spec.protocol.steps = 3;
+  spec.protocol.lr_schedule = {{0, 1e-2}};
+  spec.protocol.kl_anneal = 0;
+  REQUIRE(run_cell(spec, tiny_options(out, data_root)).status == RunStatus::done);
+  const std::string before = util::read_file(out / "result.json");
+  RunSpec other = spec;
+  other.protocol.seed = 8;
+  CHECK_THROWS_AS(run_cell(other, tiny_options(out, data_root)), dkp::ConfigError);
+  CHECK(util::read_file(out / "result.json") == before);
+  // A directory that did not exist and whose run fails early is not left behind.
+  const fs::path fresh = dkp::test::temp_dir("run-cell-fresh") / "cell";
+  RunSpec missing = spec;
+  missing.dataset = "boston";  // not in the synthetic data root
+  CHECK_THROWS_AS(run_cell(missing, tiny_options(fresh, data_root)), dkp::DataError);
+  CHECK(!fs::exists(fresh));
+}

@@ -16,6 +16,7 @@
 #include "experiments/lr_schedule.hpp"
 #include "experiments/run.hpp"
 #include "experiments/run_spec.hpp"
+#include "models/registry.hpp"
 #include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -43,8 +44,10 @@ po::options_description run_options() {
                                           "data-scripts/fetch_cifar10.sh)")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
-    ("inference", po::value<std::string>()->default_value(""), "dgp: dsvi | global-inducing | aep (approximate EP)")
-    ("posterior", po::value<std::string>()->default_value(""), "dwp: gw | agw | abgw")
+    ("posterior", po::value<std::string>()->default_value(""),
+     "the model's approximate posterior (dgp: dsvi | global-inducing | aep; dwp: gw | agw | abgw; "
+     "the models below)")
+    ("inference", po::value<std::string>()->default_value(""), "another name of --posterior")
     ("depth", po::value<int>()->default_value(2), "number of layers including the output layer (sgp: 1)")
     ("kernel", po::value<std::string>()->default_value("se"), "se | relu")
     ("width", po::value<std::string>()->default_value("input"),
@@ -259,10 +262,11 @@ int cmd_run(const std::vector<std::string>& args) {
   desc.add(run_options());
   po::variables_map vm;
   const std::string usage =
-      "dkp run --dataset NAME --split K --model MODEL [--inference I] [--posterior P] [options]\n"
+      "dkp run --dataset NAME --split K --model MODEL [--posterior P] [options]\n"
       "\nexit codes: 0 done (or an existing result reused), 1 error, 2 usage error (or --out holds "
       "another\nconfiguration's result or checkpoint), 75 another process is running --out (its "
-      "run.lock), 130 interrupted";
+      "run.lock), 130 interrupted\n\n" +
+      models::registry_help();
   if (!parse_or_help(args, desc, {}, vm, usage)) return kExitOk;
   if (vm.count("config")) {
     store_config_file(vm["config"].as<std::string>(), desc, vm);
@@ -282,7 +286,7 @@ int cmd_run(const std::vector<std::string>& args) {
   opt.log_every = period("log-every");
   opt.checkpoint_every = period("checkpoint-every");
   opt.trace_every = trace_period(vm["trace-every"].as<std::string>(), vm["steps"].as<long>());
-  const experiments::RunSpec spec = run_spec_of(vm);
+  experiments::RunSpec spec = run_spec_of(vm);
   opt.threads = vm["threads"].as<int>();
   if (opt.threads < 1) throw UsageError("--threads must be at least 1");
   const int elbo_repeats = vm["elbo-repeats"].as<int>();
@@ -290,6 +294,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!vm["elbo-repeats"].defaulted()) opt.elbo_repeats = elbo_repeats;
   opt.kl_anneal_requested = vm["kl-anneal"].as<long>();
   experiments::validate_run_spec(spec);
+  spec.set_posterior(spec.posterior_name());  // --inference or --posterior: the model's own field
 
   // --out and --predictions: usage errors before anything is read, written or trained.
   if (vm.count("out") && vm["out"].as<std::string>().empty()) {

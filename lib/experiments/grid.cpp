@@ -16,7 +16,7 @@
 #include "data/mnist.hpp"
 #include "data/uci.hpp"
 #include "experiments/names.hpp"
-#include "models/factory.hpp"
+#include "models/registry.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/parse.hpp"
@@ -233,7 +233,7 @@ ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const 
     } else if (k == "seed") {
       p.seed.set(static_cast<uint64_t>(P.get_int(v, key, 0, kMax)), w);
     } else if (k == "kernel" && allow_kernel) {
-      p.kernel.set(P.get_choice(v, key, kKernels), w);
+      p.kernel.set(P.get_choice(v, key, known_kernels()), w);
     } else if (k == "pixels") {
       p.pixels.set(P.get_choice(v, key, kPixelRules), w);
     } else if (k == "pixel_scale") {
@@ -280,7 +280,7 @@ ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const 
 // Axis values of one model entry or of the grid.
 struct ModelEntry {
   std::string model;
-  std::vector<std::string> inference{""}, posterior{""};
+  std::vector<std::string> posterior{""};  // the posteriors' names (`posterior:` or `inference:`)
   Field<std::vector<int>> depths;
   Field<std::vector<std::string>> kernels;
   Field<std::vector<long>> inducing;
@@ -334,8 +334,20 @@ std::vector<std::string> parse_kernels(const Parser& P, const YAML::Node& v,
                                        const std::string& key) {
   return P.get_list<std::string>(
       v, key,
-      [&](const YAML::Node& n, const std::string& k) { return P.get_choice(n, k, kKernels); },
+      [&](const YAML::Node& n, const std::string& k) {
+        return P.get_choice(n, k, known_kernels());
+      },
       true);
+}
+
+// The models with posteriors and their posteriors, for messages: "dgp: dsvi, ...; dwp: ...".
+std::string posteriors_text() {
+  std::vector<std::string> parts;
+  for (const auto& model : known_models()) {
+    const auto names = models::posterior_names(model);
+    if (!names.empty()) parts.push_back(model + ": " + join(names));
+  }
+  return join(parts, "; ");
 }
 
 ModelEntry parse_model_entry(const Parser& P, const YAML::Node& e, const std::string& key) {
@@ -343,47 +355,53 @@ ModelEntry parse_model_entry(const Parser& P, const YAML::Node& e, const std::st
   m.where = P.where(e, key);
   if (e.IsScalar()) {
     m.model = P.get_choice(e, key, known_models());
-    if (m.model == "dgp")
-      P.fail(e, key, "model dgp needs an inference: {model: dgp, inference: ...}");
-    if (m.model == "dwp")
-      P.fail(e, key, "model dwp needs a posterior: {model: dwp, posterior: ...}");
+    if (!models::posterior_names(m.model).empty()) {
+      const std::string& pk = models::posterior_key(m.model);
+      P.fail(e, key,
+             fmt::format("model {} needs {}: {{model: {}, {}: ...}}", m.model, pk, m.model, pk));
+    }
     return m;
   }
-  std::vector<std::string> allowed = {"model", "inference", "posterior", "depths", "kernels"};
+  std::vector<std::string> allowed = {"model", "posterior", "inference", "depths", "kernels"};
   for (const auto& k : kProtocolKeys)
     if (k != "kernel") allowed.push_back(k);
   P.check_keys(e, key, allowed);
   if (!e["model"]) P.fail(e, key, "missing key 'model' (one of: " + join(known_models()) + ")");
   m.model = P.get_choice(e["model"], key + ".model", known_models());
-  if (const auto v = e["inference"]) {
-    if (m.model != "dgp") {
-      P.fail(v, key + ".inference",
-             fmt::format("model {} takes no inference (only dgp: {})", m.model, join(kInferences)));
-    }
-    m.inference = P.get_list<std::string>(
-        v, key + ".inference",
-        [&](const YAML::Node& n, const std::string& k) { return P.get_choice(n, k, kInferences); },
-        true);
-  } else if (m.model == "dgp") {
-    P.fail(e, key, "model dgp needs 'inference' (" + join(kInferences) + ")");
+  // The posterior, under either of its names (models/registry.hpp).
+  if (e["posterior"] && e["inference"]) {
+    P.fail(e["inference"], key + ".inference",
+           "posterior and inference name the same axis: give one");
   }
-  if (const auto v = e["posterior"]) {
-    if (m.model != "dwp") {
-      P.fail(v, key + ".posterior",
-             fmt::format("model {} takes no posterior (only dwp: {})", m.model, join(kPosteriors)));
+  const std::string given = e["posterior"] ? "posterior" : "inference";
+  const auto names = models::posterior_names(m.model);
+  if (const auto v = e[given]) {
+    if (names.empty()) {
+      P.fail(v, key + "." + given,
+             fmt::format("model {} takes no {} (only {})", m.model, given, posteriors_text()));
     }
     m.posterior = P.get_list<std::string>(
-        v, key + ".posterior",
-        [&](const YAML::Node& n, const std::string& k) { return P.get_choice(n, k, kPosteriors); },
+        v, key + "." + given,
+        [&](const YAML::Node& n, const std::string& k) {
+          return models::entry(m.model, P.get_choice(n, k, models::posterior_spellings(m.model)))
+              .posterior;
+        },
         true);
-  } else if (m.model == "dwp") {
-    P.fail(e, key, "model dwp needs 'posterior' (" + join(kPosteriors) + ")");
+  } else if (!names.empty()) {
+    P.fail(e, key,
+           fmt::format("model {} needs '{}' ({})", m.model, models::posterior_key(m.model),
+                       join(names)));
   }
   if (const auto v = e["depths"]) {
     auto d = parse_depths(P, v, key + ".depths");
-    if (m.model == "sgp") {
-      for (size_t i = 0; i < d.size(); ++i)
-        if (d[i] != 1) P.fail(v, key + ".depths", "model sgp is single-layer: depth must be 1");
+    for (const auto& post : m.posterior) {
+      for (int depth : d) {
+        try {
+          models::check_depth(models::entry(m.model, post), size_t(depth));
+        } catch (const ConfigError& ex) {
+          P.fail(v, key + ".depths", ex.what());
+        }
+      }
     }
     m.depths.set(d, P.where(v, key + ".depths"));
   }
@@ -531,8 +549,7 @@ bool when_matches(const Override& o, const RunSpec& s) {
     if (k == "dataset") actual = s.dataset;
     if (k == "split") actual = std::to_string(s.split);
     if (k == "model") actual = s.model;
-    if (k == "inference") actual = s.inference;
-    if (k == "posterior") actual = s.posterior;
+    if (k == "inference" || k == "posterior") actual = s.posterior_name();  // one axis
     if (k == "depth") actual = std::to_string(s.depth);
     if (k == "kernel") actual = s.kernel;
     if (k == "inducing") actual = std::to_string(s.protocol.inducing);
@@ -689,75 +706,73 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
     for (const auto& ds : *axes.datasets.value) {
       if (split >= uci_split_count(ds)) continue;
       for (const auto& m : *axes.models) {
-        std::vector<int> depths;
-        Where depth_where = m.where;
-        if (m.depths.value) {
-          depths = *m.depths.value;
-          depth_where = m.depths.where;
-        } else if (m.model == "sgp") {
-          depths = {1};
-        } else if (axes.depths.value) {
-          depths = *axes.depths.value;
-          depth_where = axes.depths.where;
-        } else {
-          P.fail_where(m.where, "no depths: give axes.depths or depths in this model entry");
-        }
         std::vector<std::string> kernels =
             m.kernels.value ? *m.kernels.value
                             : (axes.kernels.value ? *axes.kernels.value
                                                   : std::vector<std::string>{*proto.kernel.value});
         std::vector<long> inducing =
             m.inducing.value ? *m.inducing.value : std::vector<long>{base.inducing};
-        for (const auto& inf : m.inference) {
-          for (const auto& post : m.posterior) {
-            for (long ind : inducing) {
-              for (int depth : depths) {
-                for (const auto& kernel : kernels) {
-                  RunSpec s;
-                  s.grid = g.name;
-                  s.dataset = ds;
-                  s.split = split;
-                  s.model = m.model;
-                  s.inference = inf;
-                  s.posterior = post;
-                  s.depth = depth;
-                  s.kernel = kernel;
-                  s.protocol = base;
-                  Provenance prov = base_prov;
-                  apply_patch(s.protocol, m.protocol);
-                  prov.note(m.protocol);
-                  s.protocol.inducing = ind;
-                  for (const auto& o : overrides) {
-                    if (when_matches(o, s)) {
-                      apply_patch(s.protocol, o.set);
-                      prov.note(o.set);
-                    }
+        for (const auto& post : m.posterior) {
+          // The entry's depths, its only depth when its depth rule allows one (sgp), or the grid's.
+          const auto& rule = models::entry(m.model, post);
+          std::vector<int> depths;
+          Where depth_where = m.where;
+          if (m.depths.value) {
+            depths = *m.depths.value;
+            depth_where = m.depths.where;
+          } else if (rule.min_depth == rule.max_depth) {
+            depths = {int(rule.min_depth)};
+          } else if (axes.depths.value) {
+            depths = *axes.depths.value;
+            depth_where = axes.depths.where;
+          } else {
+            P.fail_where(m.where, "no depths: give axes.depths or depths in this model entry");
+          }
+          for (long ind : inducing) {
+            for (int depth : depths) {
+              for (const auto& kernel : kernels) {
+                RunSpec s;
+                s.grid = g.name;
+                s.dataset = ds;
+                s.split = split;
+                s.model = m.model;
+                s.set_posterior(post);
+                s.depth = depth;
+                s.kernel = kernel;
+                s.protocol = base;
+                Provenance prov = base_prov;
+                apply_patch(s.protocol, m.protocol);
+                prov.note(m.protocol);
+                s.protocol.inducing = ind;
+                for (const auto& o : overrides) {
+                  if (when_matches(o, s)) {
+                    apply_patch(s.protocol, o.set);
+                    prov.note(o.set);
                   }
-                  // Cross-field checks, reported where the offending value was set.
-                  const auto& p = s.protocol;
-                  if (p.lr_schedule.back().step >= p.steps) {
-                    P.fail_where(prov.lr_schedule,
-                                 fmt::format("schedule step {} is impossible with steps = {} (set "
-                                             "at line {}) for {}",
-                                             p.lr_schedule.back().step, p.steps,
-                                             prov.steps.mark.line + 1, s.label()));
-                  }
-                  if (p.kl_anneal > p.steps) {
-                    P.fail_where(prov.kl_anneal,
-                                 fmt::format("kl_anneal {} exceeds steps = {} for {}", p.kl_anneal,
-                                             p.steps, s.label()));
-                  }
-                  try {
-                    validate_run_spec(s);
-                  } catch (const ConfigError& e) {
-                    P.fail_where(depth_where, fmt::format("{}: {}", s.label(), e.what()));
-                  }
-                  if (!hashes.insert(s.hash()).second) {
-                    P.fail_where(m.where,
-                                 fmt::format("cell {} appears twice in the grid", s.label()));
-                  }
-                  g.cells.push_back(std::move(s));
                 }
+                // Cross-field checks, reported where the offending value was set.
+                const auto& p = s.protocol;
+                if (p.lr_schedule.back().step >= p.steps) {
+                  P.fail_where(prov.lr_schedule,
+                               fmt::format("schedule step {} is impossible with steps = {} (set "
+                                           "at line {}) for {}",
+                                           p.lr_schedule.back().step, p.steps,
+                                           prov.steps.mark.line + 1, s.label()));
+                }
+                if (p.kl_anneal > p.steps) {
+                  P.fail_where(prov.kl_anneal, fmt::format("kl_anneal {} exceeds steps = {} for {}",
+                                                           p.kl_anneal, p.steps, s.label()));
+                }
+                try {
+                  validate_run_spec(s);
+                } catch (const ConfigError& e) {
+                  P.fail_where(depth_where, fmt::format("{}: {}", s.label(), e.what()));
+                }
+                if (!hashes.insert(s.hash()).second) {
+                  P.fail_where(m.where,
+                               fmt::format("cell {} appears twice in the grid", s.label()));
+                }
+                g.cells.push_back(std::move(s));
               }
             }
           }

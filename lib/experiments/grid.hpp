@@ -1,5 +1,5 @@
 // Experiment grids: a YAML file that names a paper table family, the training protocol and the
-// axes of the grid (datasets, splits, depths, models with their inference/posterior, kernels),
+// axes of the grid (datasets, splits, depths, models with their posteriors, kernels),
 // with optional overrides and profiles. Loading validates the schema strictly: unknown keys,
 // wrong types and impossible values are dkp::ConfigError naming file:line:column and the key.
 // Expansion turns a grid into RunSpecs, one per cell, each with a stable configuration hash.
@@ -27,10 +27,11 @@
 //     splits: all              # or a list of split indices; all = 20 (protein 5)
 //     depths: [2, 3, 4, 5]
 //     kernels: [se]            # optional, default [protocol.kernel]
-//     models:                  # model: sgp | dgp | nngp | diwp | dwp
-//       - {model: dgp, inference: global-inducing}     # dgp: inference dsvi | global-inducing
-//       - {model: dwp, posterior: [gw, agw, abgw]}     # dwp: posterior gw | agw | abgw
+//     models:                  # model: sgp | dgp | nngp | diwp | dwp (models/registry.hpp)
+//       - {model: dgp, inference: global-inducing}     # dgp: dsvi | global-inducing | aep
+//       - {model: dwp, posterior: [gw, agw, abgw]}     # dwp: gw | agw | abgw
 //       - {model: sgp, inducing: [100, 500]}           # sgp is single-layer (depth 1)
+//       # posterior: and inference: name the same axis (the approximate posterior), any model
 //       # an entry may also set depths, kernels and any protocol key except kernel
 //   overrides:                 # optional: protocol values for matching cells, applied in order
 //     - when: {dataset: [kin8nm, naval]}      # keys: dataset split model inference posterior

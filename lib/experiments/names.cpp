@@ -6,12 +6,18 @@
 
 #include "data/mnist.hpp"
 #include "data/uci.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::experiments {
 
 const std::vector<std::string>& known_models() {
-  static const std::vector<std::string> models = {"sgp", "dgp", "nngp", "diwp", "dwp"};
-  return models;
+  static const std::vector<std::string> names = models::model_names(/*runs_only=*/true);
+  return names;
+}
+
+const std::vector<std::string>& known_kernels() {
+  static const std::vector<std::string> names = models::kernel_names(/*runs_only=*/true);
+  return names;
 }
 
 const std::vector<std::string>& known_families() {
@@ -27,9 +33,6 @@ std::string canonical_dataset(const std::string& name) {
   return data::dataset_classes(name) > 0 ? name : data::uci_info(name).name;
 }
 
-const std::vector<std::string> kInferences = {"dsvi", "global-inducing", "aep"};
-const std::vector<std::string> kPosteriors = {"gw", "agw", "abgw"};
-const std::vector<std::string> kKernels = {"se", "relu"};
 const std::vector<std::string> kWidthRules = {"input", "min(input,30)"};
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {

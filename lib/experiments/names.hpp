@@ -1,5 +1,6 @@
-// The grids' vocabulary: the names of models, table families, inferences, posteriors, kernels,
-// width and pixel rules, dataset names and split counts, and the small string helpers the grid
+// The grids' vocabulary: the names of models and kernels (from the model registry,
+// models/registry.hpp, where the models' posteriors are too), table families, width and pixel
+// rules, dataset names and split counts, and the small string helpers the grid
 // schema and the run-spec checks share (membership, joining, "did you mean" distances).
 #pragma once
 
@@ -9,8 +10,10 @@
 
 namespace dkp::experiments {
 
-/// Model names the grids and `dkp run` know.
+/// Model names the grids and `dkp run` know (the registry's models::model_names(true)).
 const std::vector<std::string>& known_models();
+/// Kernel names the grids and `dkp run` know (the registry's models::kernel_names(true)).
+const std::vector<std::string>& known_kernels();
 /// Number of Gal & Ghahramani splits of a UCI dataset (20, protein 5), 1 for MNIST (its fixed
 /// train/test split); throws ConfigError for an unknown dataset.
 int uci_split_count(const std::string& dataset);
@@ -22,10 +25,7 @@ const std::vector<std::string>& known_families();
 /// spelling; throws ConfigError listing the known names.
 std::string canonical_dataset(const std::string& name);
 
-/// The values of a model's variant axes and of the protocol's rules.
-extern const std::vector<std::string> kInferences;  ///< dgp: dsvi | global-inducing | aep
-extern const std::vector<std::string> kPosteriors;  ///< dwp: gw | agw | abgw
-extern const std::vector<std::string> kKernels;     ///< se | relu
+/// The values of the protocol's rules.
 extern const std::vector<std::string> kWidthRules;  ///< input | min(input,30) (or an integer)
 extern const std::vector<std::string> kPixelRules;  ///< unit | standard
 

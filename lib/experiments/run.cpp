@@ -248,13 +248,13 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   const data::RegressionSplit& split = run_data.split;
   const size_t classes = data::dataset_classes(spec.dataset);
   const size_t width = resolve_width(p.width, split.X_train.n_cols);
-  if (spec.model == "dgp" && spec.inference == "dsvi" && width > 30 && p.width == "input") {
+  if (spec.model == "dgp" && spec.posterior_name() == "dsvi" && width > 30 && p.width == "input") {
     spdlog::warn(
         "DSVI hidden width {} (--width input, the number of features): the DSVI papers use "
         "--width 'min(input,30)'; a step costs about {:.0f}x as much",
         width, double(width) / 30.0);
   }
-  if (spec.model == "dgp" && spec.inference == "aep" && width != 2 && spec.depth > 1) {
+  if (spec.model == "dgp" && spec.posterior_name() == "aep" && width != 2 && spec.depth > 1) {
     spdlog::warn(
         "AEP hidden width {}: the DSVI report's AEP-2 uses --width 2 (and --steps 4000 --batch "
         "50 --lr-schedule 0:0.01 --samples 1; experiments/dsvi-tables.yaml)",

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -17,6 +18,7 @@
 #include "data/uci.hpp"
 #include "experiments/names.hpp"
 #include "models/factory.hpp"
+#include "models/registry.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/parse.hpp"
@@ -55,17 +57,41 @@ namespace {
 bool delta_init_is_set(const RunSpec& s) {
   return s.model == "diwp" && s.delta_init != 1.0;
 }
+
+// The posterior as canonical(), run_args() and model_label() write it: {inference, posterior},
+// the posterior's name (not an alias) under the model's key, the other empty; an unknown model's,
+// or two different values, as they are.
+std::pair<std::string, std::string> keyed_posterior(const RunSpec& s) {
+  if ((!s.inference.empty() && !s.posterior.empty() && s.inference != s.posterior) ||
+      !contains(models::model_names(), s.model)) {
+    return {s.inference, s.posterior};
+  }
+  std::string name = s.posterior_name();
+  if (const auto* e = models::find_entry(s.model, name); e && !name.empty()) name = e->posterior;
+  if (models::posterior_key(s.model) == "inference") return {name, ""};
+  return {"", name};
+}
 }  // namespace
+
+const std::string& RunSpec::posterior_name() const {
+  return posterior.empty() ? inference : posterior;
+}
+
+void RunSpec::set_posterior(const std::string& name) {
+  const bool by_inference = models::posterior_key(model) == "inference";
+  inference = by_inference ? name : "";
+  posterior = by_inference ? "" : name;
+}
 
 std::string RunSpec::canonical() const {
   const auto& p = protocol;
+  const auto [inf, post] = keyed_posterior(*this);
   std::string c = fmt::format(
       "dkp-run-v1\ndataset={}\nsplit={}\nmodel={}\ninference={}\nposterior={}\ndepth={}\n"
       "kernel={}\nsteps={}\nlr_schedule={}\nkl_anneal={}\ntrain_samples={}\ntest_samples={}\n"
       "inducing={}\nbatch={}\nwidth={}\nseed={}\n",
-      dataset, split, model, inference, posterior, depth, kernel, p.steps,
-      format_lr_schedule(p.lr_schedule), p.kl_anneal, p.train_samples, p.test_samples, p.inducing,
-      p.batch, p.width, p.seed);
+      dataset, split, model, inf, post, depth, kernel, p.steps, format_lr_schedule(p.lr_schedule),
+      p.kl_anneal, p.train_samples, p.test_samples, p.inducing, p.batch, p.width, p.seed);
   // The DIWP options only when set (delta_init: when not 1, see grid.hpp).
   if (delta_init_is_set(*this)) c += fmt::format("delta_init={}\n", delta_init);
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
@@ -199,8 +225,9 @@ fs::path RunSpec::run_dir(const fs::path& results_root) const {
 
 std::string RunSpec::model_label() const {
   if (model == "sgp") return fmt::format("sgp-m{}", protocol.inducing);
-  if (!inference.empty()) return model + "-" + inference;
-  if (!posterior.empty()) return model + "-" + posterior;
+  const auto [inf, post] = keyed_posterior(*this);
+  if (!inf.empty()) return model + "-" + inf;
+  if (!post.empty()) return model + "-" + post;
   return model;
 }
 
@@ -213,8 +240,9 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   const auto& p = protocol;
   std::vector<std::string> a = {"run",     "--dataset", dataset, "--split", std::to_string(split),
                                 "--model", model};
-  if (!inference.empty()) a.insert(a.end(), {"--inference", inference});
-  if (!posterior.empty()) a.insert(a.end(), {"--posterior", posterior});
+  const auto [inf, post] = keyed_posterior(*this);
+  if (!inf.empty()) a.insert(a.end(), {"--inference", inf});
+  if (!post.empty()) a.insert(a.end(), {"--posterior", post});
   a.insert(a.end(),
            {"--depth", std::to_string(depth), "--kernel", kernel, "--steps",
             std::to_string(p.steps), "--lr-schedule", format_lr_schedule(p.lr_schedule),
@@ -274,79 +302,30 @@ void validate_run_spec(const RunSpec& s) {
     throw ConfigError(
         fmt::format("split {} does not exist for {} (splits 0..{})", s.split, s.dataset, n - 1));
   }
+  // The model: the registry's rules (models/registry.hpp), on the spec as make_model sees it.
   if (!contains(known_models(), s.model)) {
-    throw ConfigError(fmt::format("unknown model '{}' (known: {})", s.model, join(known_models())));
+    throw ConfigError(fmt::format("{} model '{}' (known: {})",
+                                  contains(models::model_names(), s.model)
+                                      ? "dkp run and the grids do not build the"
+                                      : "unknown",
+                                  s.model, join(known_models())));
   }
-  if (s.model == "dgp") {
-    if (!contains(kInferences, s.inference)) {
-      throw ConfigError(fmt::format("model dgp needs inference {} (got '{}')",
-                                    join(kInferences, " or "), s.inference));
-    }
-  } else if (!s.inference.empty()) {
+  if (!s.inference.empty() && !s.posterior.empty() && s.inference != s.posterior) {
     throw ConfigError(
-        fmt::format("model {} takes no inference (got '{}'); only dgp does", s.model, s.inference));
+        fmt::format("posterior '{}' and inference '{}' differ (two names of one axis: give one)",
+                    s.posterior, s.inference));
   }
-  if (s.model == "dwp") {
-    if (!contains(kPosteriors, s.posterior)) {
-      throw ConfigError(fmt::format("model dwp needs posterior {} (got '{}')",
-                                    join(kPosteriors, ", "), s.posterior));
-    }
-  } else if (!s.posterior.empty()) {
-    throw ConfigError(
-        fmt::format("model {} takes no posterior (got '{}'); only dwp does", s.model, s.posterior));
-  }
-  if (s.depth < 1 || s.depth > 64) {
-    throw ConfigError(fmt::format("depth {} is impossible (1..64)", s.depth));
-  }
-  if (classification) {
-    models::ModelSpec m;
-    m.model = s.model;
-    m.inference = s.inference;
-    m.kernel = s.kernel;
-    if (!models::classifies(m)) {
-      throw ConfigError(fmt::format(
-          "{} is a classification dataset: models sgp, dgp dsvi, dgp aep, nngp, diwp and dgp "
-          "global-inducing with the relu kernel classify, {} does not yet",
-          s.dataset, s.model + (s.inference.empty() ? "" : " " + s.inference) + " " + s.kernel));
-    }
-  }
-  if (s.model == "sgp" && s.depth != 1) {
-    throw ConfigError(
-        fmt::format("model sgp is a single-layer GP: depth must be 1, not {}", s.depth));
-  }
-  if (!contains(kKernels, s.kernel)) {
-    throw ConfigError(fmt::format("unknown kernel '{}' (known: {})", s.kernel, join(kKernels)));
-  }
-  if (!(s.delta_init > 0.0) || !std::isfinite(s.delta_init)) {
-    throw ConfigError(fmt::format("initial delta must be positive (got {})", s.delta_init));
-  }
+  models::entry(s.model, s.posterior_name(), /*allow_default=*/false);  // named, as hashed
   if (s.diwp_dof != "point" && s.diwp_dof != "batch") {
     throw ConfigError(fmt::format("DIWP dof must be point or batch (got '{}')", s.diwp_dof));
   }
-  if (s.model != "diwp" && (s.delta_init != models::kDiwpDeltaInit || s.diwp_dof != "point")) {
-    throw ConfigError(
-        fmt::format("model {} takes no DIWP options (delta init, dof); only diwp does", s.model));
+  const models::ModelSpec m = model_spec(s, 0, 0);
+  const models::RegistryEntry& e = models::check_spec(m);
+  if (classification && !models::classifies(m)) {
+    throw ConfigError(fmt::format("{} is a classification dataset and {} does not classify; {}",
+                                  s.dataset, models::entry_label(e, s.kernel),
+                                  models::classifiers_text()));
   }
-  if (!(s.a_prime_scale > 0.0) || !std::isfinite(s.a_prime_scale)) {
-    throw ConfigError(fmt::format("A' scale must be positive (got {})", s.a_prime_scale));
-  }
-  if (s.a_prime_scale != 1.0 &&
-      !(s.model == "dwp" && (s.posterior == "agw" || s.posterior == "abgw"))) {
-    throw ConfigError("--a-prime-scale applies to dwp with posterior agw or abgw only");
-  }
-  // The global-inducing DGP's and the DWP's options, checked by the factory's rule.
-  models::ModelSpec options;
-  options.model = s.model;
-  options.inference = s.inference;
-  options.posterior = s.posterior;
-  options.kernel = s.kernel;
-  models::set_stl(options, s.stl);
-  options.mu_raw = models::parse_mu_param(s.mu_param);
-  options.hidden_ard = s.hidden_ard;
-  options.per_output_precision = models::parse_gi_precision(s.gi_precision);
-  options.init_lengthscale = s.protocol.init_lengthscale;
-  options.init_variance = s.protocol.init_variance;
-  models::check_model_options(options);
   const auto& p = s.protocol;
   if (p.steps < 1) throw ConfigError(fmt::format("steps must be positive, not {}", p.steps));
   check_lr_schedule(p.lr_schedule, "");
@@ -386,13 +365,13 @@ size_t resolve_width(const std::string& rule, size_t d0) {
 }
 
 models::ModelSpec model_spec(const RunSpec& spec, size_t width, size_t classes) {
-  models::ModelSpec m{spec.model,
-                      spec.inference,
-                      spec.posterior,
-                      size_t(spec.depth),
-                      spec.kernel,
-                      width,
-                      size_t(spec.protocol.inducing)};
+  models::ModelSpec m;
+  m.model = spec.model;
+  m.posterior = spec.posterior_name();
+  m.depth = spec.depth < 0 ? 0 : size_t(spec.depth);
+  m.kernel = spec.kernel;
+  m.width = width;
+  m.inducing = spec.protocol.inducing < 0 ? 0 : size_t(spec.protocol.inducing);
   m.delta_init = spec.delta_init;
   m.diwp_batch_dof = spec.diwp_dof == "batch";
   models::set_stl(m, spec.stl);

@@ -47,8 +47,13 @@ struct RunSpec {
   std::string dataset;
   int split = 0;
   std::string model;
-  std::string inference;  ///< dgp only: dsvi | global-inducing
-  std::string posterior;  ///< dwp only: gw | agw | abgw
+  /// The model's approximate posterior (models/registry.hpp) is one axis with two names: `dkp run
+  /// --posterior` and `--inference`, the grids' `posterior:` and `inference:`. A spec holds it in
+  /// either field (posterior_name()); canonical(), run_args() and model_label() write it under
+  /// the model's key (models::posterior_key: dgp's is "inference", the others' "posterior"), so
+  /// the hash does not depend on the field; set_posterior() and parse_canonical() use that field.
+  std::string inference;  ///< dgp: dsvi | global-inducing | aep
+  std::string posterior;  ///< dwp: gw | agw | abgw
   int depth = 1;
   std::string kernel;
   Protocol protocol;
@@ -71,6 +76,12 @@ struct RunSpec {
   /// output columns or one per column (--gi-precision shared | per-output).
   bool hidden_ard = false;
   std::string gi_precision = "shared";
+
+  /// The posterior: `posterior`, or `inference` when that is empty.
+  const std::string& posterior_name() const;
+  /// Sets the posterior in the field the model's canonical text names (inference for dgp,
+  /// posterior otherwise) and clears the other; `model` must be set first.
+  void set_posterior(const std::string& name);
 
   /// Canonical serialisation (one "key=value" line per field, fixed order, versioned).
   std::string canonical() const;
@@ -95,8 +106,9 @@ struct RunSpec {
                            const std::vector<std::string>& extra = {}) const;
 };
 
-/// Checks a spec's values and model/inference/posterior combination (used by expansion and by
-/// `dkp run` on its options); throws ConfigError naming the offending value.
+/// Checks a spec's values, and its model, posterior, depth, kernel and model options by the
+/// model registry's rules (models::check_spec; used by expansion and by `dkp run` on its
+/// options); throws ConfigError naming the offending value.
 void validate_run_spec(const RunSpec& spec);
 
 /// The hidden width a width rule gives on data with d0 input features: "input" (d0),

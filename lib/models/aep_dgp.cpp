@@ -316,4 +316,19 @@ Predictive AepDgp::predict(const ParamMap& params, const arma::mat& X, size_t sa
   return p;
 }
 
+std::vector<RegistryEntry> aep_dgp_entries() {
+  RegistryEntry e =
+      svgp_output_entry("aep", "deep GP, approximate expectation propagation (Bui et al. 2016)");
+  e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
+               random::Stream& init) -> std::unique_ptr<Model> {
+    AepConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.num_inducing = spec.inducing;
+    if (spec.width > 0) cfg.hidden_width = spec.width;  // else the report's 2
+    cfg.num_classes = spec.classes;
+    return std::make_unique<AepDgp>(cfg, X_train, init);
+  };
+  return {e};
+}
+
 }  // namespace dkp::models

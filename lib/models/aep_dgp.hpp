@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -136,5 +137,8 @@ std::pair<autodiff::Var, autodiff::Var> gp_moments(const GpState& g, const autod
                                                    const autodiff::Var& v_in, const arma::vec& w);
 
 }  // namespace aep_detail
+
+/// The registry's dgp aep entry (models/registry.hpp).
+std::vector<RegistryEntry> aep_dgp_entries();
 
 }  // namespace dkp::models

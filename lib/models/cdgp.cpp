@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -306,6 +307,35 @@ std::vector<arma::mat> CompositionalDgp::layer_functions(const ParamMap& params,
     for (size_t l = 0; l < cfg_.depth; ++l) out[l].col(s) = o.own[l].val();
   }
   return out;
+}
+
+std::vector<RegistryEntry> cdgp_entries() {
+  std::vector<RegistryEntry> entries;
+  for (const auto& post : cdgp_posteriors()) {
+    RegistryEntry e = make_entry(
+        post,
+        "compositional deep GP, one-dimensional layers (Ustyuzhaninov et al. 2020), " +
+            std::string(post == "dsvi"               ? "mean-field posterior"
+                        : post == "jointly-gaussian" ? "jointly Gaussian inducing outputs"
+                                                     : "inducing points as inducing locations"));
+    e.default_posterior = post == "dsvi";
+    if (post == "dsvi") e.aliases = {"mean-field"};
+    e.kernels = {"periodic", "se"};
+    e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
+                     random::Stream& init) -> std::unique_ptr<Model> {
+      if (X_train.n_cols != 1) {
+        throw ConfigError(fmt::format("cdgp: one input feature only (got {})", X_train.n_cols));
+      }
+      CdgpConfig cfg;
+      cfg.posterior = post;
+      cfg.depth = spec.depth;
+      cfg.inducing = spec.inducing;
+      cfg.last_periodic = spec.kernel == "periodic";
+      return std::make_unique<CompositionalDgp>(cfg, init);
+    };
+    entries.push_back(std::move(e));
+  }
+  return entries;
 }
 
 }  // namespace dkp::models

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -92,5 +93,11 @@ class CompositionalDgp : public Model {
   CdgpConfig cfg_;
   ParamMap initial_;
 };
+
+/// The registry's cdgp entries, one per posterior (dsvi, the default, also "mean-field";
+/// jointly-gaussian; inducing-locations): `dkp toy`'s model, one-dimensional inputs, not built
+/// by `dkp run` or the grids. The spec's kernel is the last layer's: periodic (the paper's) or se;
+/// the inner layers' is SE (CdgpConfig::last_periodic).
+std::vector<RegistryEntry> cdgp_entries();
 
 }  // namespace dkp::models

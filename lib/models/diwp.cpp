@@ -63,4 +63,18 @@ GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const HiddenShared
   return {layer.G, logpq, std::move(layers)};
 }
 
+std::vector<RegistryEntry> diwp_entries() {
+  RegistryEntry e = gram_model_entry("", "deep inverse Wishart process (DKP paper)");
+  e.options = {{ModelOption::DeltaInit, {}}, {ModelOption::DiwpDof, {}}};
+  e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
+               random::Stream& init) -> std::unique_ptr<Model> {
+    DiwpConfig cfg;
+    static_cast<GramModelConfig&>(cfg) = gram_model_config(spec);
+    cfg.delta_init = spec.delta_init;
+    cfg.reference_batch_dof = spec.diwp_batch_dof;
+    return std::make_unique<Diwp>(cfg, X_train, y_train, init);
+  };
+  return {e};
+}
+
 }  // namespace dkp::models

@@ -64,4 +64,7 @@ class Diwp final : public GramModel {
   DiwpConfig dcfg_;
 };
 
+/// The registry's diwp entry (models/registry.hpp).
+std::vector<RegistryEntry> diwp_entries();
+
 }  // namespace dkp::models

@@ -208,4 +208,21 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
   return p;
 }
 
+std::vector<RegistryEntry> dsvi_dgp_entries() {
+  RegistryEntry e = svgp_output_entry(
+      "dsvi", "deep GP, doubly stochastic variational inference (Salimbeni & Deisenroth 2017)");
+  e.options = {{ModelOption::InitLengthscale, {}}, {ModelOption::InitVariance, {}}};
+  e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
+               random::Stream& init) -> std::unique_ptr<Model> {
+    DsviConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.num_inducing = spec.inducing;
+    cfg.hidden_width = spec.width;
+    cfg.num_classes = spec.classes;
+    set_initial_kernel(spec, cfg.lengthscale, cfg.variance);
+    return std::make_unique<DsviDgp>(cfg, X_train, init);
+  };
+  return {e};
+}
+
 }  // namespace dkp::models

@@ -33,6 +33,7 @@
 
 #include "layers/svgp.hpp"
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -103,5 +104,8 @@ class DsviDgp : public Model {
   std::vector<layers::SvgpLayer> layers_;
   ParamMap initial_;
 };
+
+/// The registry's dgp dsvi entry (models/registry.hpp).
+std::vector<RegistryEntry> dsvi_dgp_entries();
 
 }  // namespace dkp::models

@@ -1,6 +1,7 @@
 #include "models/dwp.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -182,6 +183,41 @@ Dwp::Trace Dwp::trace(const ParamMap& params, const arma::mat& X, random::Stream
   const Var Xv = tape.constant(X);
   forward(p, shared, prepare_layer(p, shared, 1, get(p, "inducing_inputs"), Xv), Xv, rng, &t);
   return t;
+}
+
+std::vector<RegistryEntry> dwp_entries() {
+  using layers::WishartPosterior;
+  std::vector<RegistryEntry> entries;
+  for (const auto& [post, summary] :
+       {std::pair{WishartPosterior::Gw,
+                  "deep Wishart process, generalised Wishart posterior (Ober & Aitchison 2021)"},
+        std::pair{WishartPosterior::Agw, "deep Wishart process, A-GW posterior (Ober et al. 2023)"},
+        std::pair{WishartPosterior::Abgw,
+                  "deep Wishart process, AB-GW posterior (Ober et al. 2023)"}}) {
+    RegistryEntry e = make_entry(layers::to_string(post), summary);
+    e.default_posterior = post == WishartPosterior::Gw;
+    e.kernels = {"se"};
+    e.options = {{ModelOption::Stl, {}}, {ModelOption::MuParam, {}}};
+    if (post != WishartPosterior::Gw) {  // A' (and B): what the GW has not
+      e.options.push_back({ModelOption::StlMixing, {}});
+      e.options.push_back({ModelOption::APrimeScale, {}});
+    }
+    e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
+                     random::Stream& init) -> std::unique_ptr<Model> {
+      DwpConfig cfg;
+      cfg.depth = spec.depth;
+      cfg.width = spec.width;
+      cfg.inducing = spec.inducing;
+      cfg.posterior = post;
+      cfg.sticking_the_landing = spec.sticking_the_landing;
+      cfg.stl_mixing = spec.stl_mixing;
+      cfg.mu_raw = spec.mu_raw;
+      cfg.a_prime_scale = spec.a_prime_scale;
+      return std::make_unique<Dwp>(cfg, X_train, y_train, init);
+    };
+    entries.push_back(std::move(e));
+  }
+  return entries;
 }
 
 }  // namespace dkp::models

@@ -37,6 +37,7 @@
 
 #include "layers/wishart.hpp"
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -117,5 +118,9 @@ class Dwp final : public Model {
   std::vector<layers::WishartLayer> hidden_;  ///< layers 1 .. depth - 1
   ParamMap init_;
 };
+
+/// The registry's dwp entries, one per posterior: gw (the default), agw, abgw
+/// (models/registry.hpp).
+std::vector<RegistryEntry> dwp_entries();
 
 }  // namespace dkp::models

@@ -1,4 +1,5 @@
-// Builds a model from its name and options (the `dkp run --model ...` names).
+// Builds a model from its name and options (the `dkp run --model ...` names): the model registry's
+// entry of the spec (models/registry.hpp) after the registry's checks.
 #pragma once
 
 #include <memory>
@@ -6,45 +7,12 @@
 
 #include "models/diwp_defaults.hpp"
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
-struct ModelSpec {
-  std::string model;      ///< sgp | dgp | nngp | diwp | dwp
-  std::string inference;  ///< dgp: dsvi | global-inducing | aep
-  std::string posterior;  ///< dwp: gw | agw | abgw
-  size_t depth = 2;
-  std::string kernel = "se";
-  size_t width = 0;  ///< 0: number of input features
-  size_t inducing = 100;
-  /// diwp: initial delta of every inverse Wishart layer.
-  double delta_init = kDiwpDeltaInit;
-  /// diwp: train/test points' dof delta + P + B + 1 with B the batch size, as bayesfunc does
-  /// (DiwpConfig::reference_batch_dof), instead of delta + P + 2.
-  bool diwp_batch_dof = false;
-  /// dwp: sticking the landing for the Bartlett parameters (DwpConfig::sticking_the_landing).
-  bool sticking_the_landing = true;
-  /// dwp agw / abgw: sticking the landing for A' and B too (DwpConfig::stl_mixing).
-  bool stl_mixing = false;
-  /// dwp agw / abgw: DwpConfig::a_prime_scale.
-  double a_prime_scale = 1.0;
-  /// dwp: DwpConfig::mu_raw (--mu-param bayesfunc).
-  bool mu_raw = false;
-  /// dgp global-inducing: GiDgpConfig::hidden_ard and GiDgpConfig::per_output_precision.
-  bool hidden_ard = false;
-  bool per_output_precision = false;
-  /// sgp and dgp dsvi: the SE kernels' initial lengthscales and variance (every layer); 0 keeps
-  /// the model's (1 and 1, DSVI report section 4). The report's MNIST code starts its ARD DGPs
-  /// at 2 and 2 (experiments/dsvi-mnist.yaml).
-  double init_lengthscale = 0.0;
-  double init_variance = 0.0;
-  /// 0: regression; C >= 2: classification over C classes, with the robust-max likelihood (sgp,
-  /// dgp dsvi) or the softmax likelihood (nngp, diwp, dgp global-inducing relu); the other models
-  /// throw ConfigError.
-  size_t classes = 0;
-};
-
-/// Whether the model `spec` names can classify (see ModelSpec::classes).
+/// Whether the model `spec` names can classify (see ModelSpec::classes): its registry entry
+/// classifies with the spec's kernel.
 bool classifies(const ModelSpec& spec);
 
 /// --gi-precision: "shared" is false, "per-output" true; anything else is a ConfigError.
@@ -59,15 +27,13 @@ void set_stl(ModelSpec& spec, const std::string& stl);
 /// parameter: DwpConfig::mu_raw); anything else is a ConfigError.
 bool parse_mu_param(const std::string& mu_param);
 
-/// Throws ConfigError when `spec` sets an option its model does not have (hidden_ard and
-/// per_output_precision belong to the global-inducing DGP with the SE kernel; sticking the
-/// landing other than the default and mu_raw to the DWP, stl_mixing to its agw and abgw
-/// posteriors, and init_lengthscale / init_variance (positive and finite when set) to the SGP and
-/// the DSVI DGP).
+/// Throws ConfigError when `spec` names an unknown model or posterior or sets an option its
+/// registry entry does not list, or a number option that is not positive and finite
+/// (check_options; make_model checks the rest of the registry's rules, check_spec).
 void check_model_options(const ModelSpec& spec);
 
-/// Builds and initialises the model from the standardised training data. Models that have not
-/// landed yet throw dkp::NotImplementedError naming the issue that brings them.
+/// Builds and initialises the model from the standardised training data, with the builder of the
+/// spec's registry entry after check_spec.
 std::unique_ptr<Model> make_model(const ModelSpec& spec, const arma::mat& X_train,
                                   const arma::vec& y_train, random::Stream& init);
 

@@ -10,6 +10,7 @@
 #include "autodiff/ops_shape.hpp"
 #include "kernels/se.hpp"
 #include "layers/gigp.hpp"
+#include "models/gram_dgp.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -298,6 +299,32 @@ Predictive GiDgp::predict(const ParamMap& params, const arma::mat& X, size_t sam
     }
   }
   return pred;
+}
+
+std::vector<RegistryEntry> gi_dgp_entries() {
+  RegistryEntry e = make_entry(
+      "global-inducing",
+      "deep GP, global inducing points (Ober & Aitchison 2021); relu: the DKP paper's Gram DGP");
+  e.kernels = {"se", "relu"};
+  e.classifies_with = {"relu"};
+  e.classification_likelihood = "softmax";
+  e.options = {{ModelOption::HiddenArd, {"se"}}, {ModelOption::GiPrecision, {"se"}}};
+  e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
+               random::Stream& init) -> std::unique_ptr<Model> {
+    // ReLU: the DKP paper's DGP baseline, GP layers on Gram kernels after the learned per-feature
+    // scale and bias input layer (models/gram_dgp.hpp). SE stays with GiDgp: SE on
+    // X diag(exp(s)) + b with a per-feature scale is the same model as ARD SE on X (the bias
+    // cancels in a stationary kernel).
+    if (spec.kernel == "relu") return build_gram_dgp(spec, X_train, y_train, init);
+    GiDgpConfig cfg;
+    cfg.depth = spec.depth;
+    cfg.width = spec.width;
+    cfg.inducing = spec.inducing;
+    cfg.hidden_ard = spec.hidden_ard;
+    cfg.per_output_precision = spec.per_output_precision;
+    return std::make_unique<GiDgp>(cfg, X_train, y_train, init);
+  };
+  return {e};
 }
 
 }  // namespace dkp::models

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -75,5 +76,9 @@ class GiDgp final : public Model {
   size_t d0_ = 0, width_ = 0;
   ParamMap init_;
 };
+
+/// The registry's dgp global-inducing entry (models/registry.hpp): GiDgp with the SE kernel, the
+/// Gram DGP (models/gram_dgp.hpp) with the ReLU kernel.
+std::vector<RegistryEntry> gi_dgp_entries();
 
 }  // namespace dkp::models

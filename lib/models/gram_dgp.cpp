@@ -70,4 +70,12 @@ GramModel::Hidden GramDgp::hidden(const VarMap& p, const Var& X, const HiddenSha
   return {G, logpq, std::move(layers)};
 }
 
+std::unique_ptr<Model> build_gram_dgp(const ModelSpec& spec, const arma::mat& X_train,
+                                      const arma::vec& y_train, random::Stream& init) {
+  GramDgpConfig cfg;
+  static_cast<GramModelConfig&>(cfg) = gram_model_config(spec);
+  cfg.width = spec.width;
+  return std::make_unique<GramDgp>(cfg, X_train, y_train, init);
+}
+
 }  // namespace dkp::models

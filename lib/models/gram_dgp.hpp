@@ -52,4 +52,8 @@ class GramDgp final : public GramModel {
   size_t width_ = 0;
 };
 
+/// The Gram DGP a spec describes (the dgp global-inducing entry with the relu kernel, gi_dgp.cpp).
+std::unique_ptr<Model> build_gram_dgp(const ModelSpec& spec, const arma::mat& X_train,
+                                      const arma::vec& y_train, random::Stream& init);
+
 }  // namespace dkp::models

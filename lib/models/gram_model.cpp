@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -237,6 +238,24 @@ Predictive GramModel::predict(const ParamMap& params, const arma::mat& X, size_t
   pred.chol.merge(shared_tape.chol_stats());
   pred.chol.merge(tape.chol_stats());
   return pred;
+}
+
+GramModelConfig gram_model_config(const ModelSpec& spec) {
+  GramModelConfig cfg;
+  cfg.depth = spec.depth + 1;
+  cfg.kernel = spec.kernel;
+  cfg.inducing = spec.inducing;
+  cfg.classes = spec.classes;
+  cfg.input_scale_bias = spec.classes == 0;
+  return cfg;
+}
+
+RegistryEntry gram_model_entry(std::string posterior, std::string summary) {
+  RegistryEntry e = make_entry(std::move(posterior), std::move(summary));
+  e.kernels = {"relu", "se"};
+  e.classifies_with = {"relu", "se"};
+  e.classification_likelihood = "softmax";
+  return e;
 }
 
 }  // namespace dkp::models

@@ -30,6 +30,7 @@
 #include "kernels/gram.hpp"
 #include "layers/gigp.hpp"
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -123,5 +124,15 @@ class GramModel : public Model {
   size_t d0_ = 0;
   ParamMap init_;
 };
+
+/// The options a spec gives every Gram-kernel model: depth + 1 layers (--depth counts kernel
+/// applications, and these models number the input Gram as a layer too), kernel, inducing
+/// points, and C classes without the learned input scale and bias (DKP paper section 7: none
+/// for the image datasets).
+GramModelConfig gram_model_config(const ModelSpec& spec);
+
+/// A registry entry of a Gram-kernel model with the softmax output (nngp, diwp): the relu and se
+/// kernels, regression, and classification with the softmax likelihood with either.
+RegistryEntry gram_model_entry(std::string posterior, std::string summary);
 
 }  // namespace dkp::models

@@ -28,4 +28,14 @@ GramModel::Hidden Nngp::hidden(const VarMap& p, const Var& X, const HiddenShared
   return h;
 }
 
+std::vector<RegistryEntry> nngp_entries() {
+  RegistryEntry e = gram_model_entry(
+      "", "neural network GP, the infinite-width limit on Gram kernels (DKP paper)");
+  e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
+               random::Stream& init) -> std::unique_ptr<Model> {
+    return std::make_unique<Nngp>(gram_model_config(spec), X_train, y_train, init);
+  };
+  return {e};
+}
+
 }  // namespace dkp::models

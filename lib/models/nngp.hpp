@@ -24,4 +24,7 @@ class Nngp final : public GramModel {
   bool deterministic_hidden() const override { return true; }
 };
 
+/// The registry's nngp entry (models/registry.hpp).
+std::vector<RegistryEntry> nngp_entries();
+
 }  // namespace dkp::models

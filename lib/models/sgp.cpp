@@ -91,4 +91,21 @@ Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t 
   return p;
 }
 
+std::vector<RegistryEntry> sgp_entries() {
+  RegistryEntry e = svgp_output_entry(
+      "", "sparse variational GP, one layer (Hensman et al. 2015; the DSVI report's SGP)");
+  e.min_depth = e.max_depth = 1;
+  e.depth_note = "a single-layer GP; use dgp for more layers";
+  e.options = {{ModelOption::InitLengthscale, {}}, {ModelOption::InitVariance, {}}};
+  e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
+               random::Stream& init) -> std::unique_ptr<Model> {
+    SgpConfig cfg;
+    cfg.num_inducing = spec.inducing;
+    cfg.num_classes = spec.classes;
+    set_initial_kernel(spec, cfg.lengthscale, cfg.variance);
+    return std::make_unique<SgpModel>(cfg, X_train, init);
+  };
+  return {e};
+}
+
 }  // namespace dkp::models

@@ -17,6 +17,7 @@
 
 #include "layers/svgp.hpp"
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -64,5 +65,8 @@ class SgpModel : public Model {
 
 /// Layer configuration shared by the SGP model.
 layers::SvgpConfig sgp_layer_config(const SgpConfig& c);
+
+/// The registry's sgp entry (models/registry.hpp): one SVGP layer (depth 1), SE kernel.
+std::vector<RegistryEntry> sgp_entries();
 
 }  // namespace dkp::models

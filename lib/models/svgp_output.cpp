@@ -1,5 +1,7 @@
 #include "models/svgp_output.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
@@ -43,6 +45,19 @@ autodiff::Var SvgpOutput::expected_loglik(const VarMap& params, const autodiff::
 
 double SvgpOutput::predictive_noise(const VarMap& vars) const {
   return classes_ > 0 ? 0.0 : layers::positive(get(vars, kNoise)).scalar();
+}
+
+RegistryEntry svgp_output_entry(std::string posterior, std::string summary) {
+  RegistryEntry e = make_entry(std::move(posterior), std::move(summary));
+  e.kernels = {"se"};
+  e.classifies_with = {"se"};
+  e.classification_likelihood = "robust-max";
+  return e;
+}
+
+void set_initial_kernel(const ModelSpec& spec, double& lengthscale, double& variance) {
+  if (spec.init_lengthscale > 0.0) lengthscale = spec.init_lengthscale;
+  if (spec.init_variance > 0.0) variance = spec.init_variance;
 }
 
 }  // namespace dkp::models

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "models/model.hpp"
+#include "models/registry.hpp"
 
 namespace dkp::models {
 
@@ -41,5 +42,13 @@ class SvgpOutput {
  private:
   size_t classes_;
 };
+
+/// A registry entry of a model with this output (sgp, dgp dsvi, dgp aep): the SE kernel,
+/// regression, and classification with the robust-max likelihood (probit for two classes).
+RegistryEntry svgp_output_entry(std::string posterior, std::string summary);
+
+/// --init-lengthscale and --init-variance (ModelSpec::init_lengthscale, init_variance): the SE
+/// kernels' initial values when set (positive), else `lengthscale` and `variance` stay.
+void set_initial_kernel(const ModelSpec& spec, double& lengthscale, double& variance);
 
 }  // namespace dkp::models

@@ -288,6 +288,79 @@ TEST_CASE("grid: a model entry's initial kernel values reach only its cells") {
             .find("sgp and dgp --inference dsvi") != std::string::npos);
 }
 
+TEST_CASE("the posterior's two names: inference and posterior give the same cells and hashes") {
+  const Grid a = parse_grid(kGrid, "grids/t.yaml");
+  const Grid b = parse_grid(
+      with("{model: dgp, inference: global-inducing}", "{model: dgp, posterior: global-inducing}"),
+      "grids/t.yaml");
+  const Grid c =
+      parse_grid(with("{model: dwp, posterior: [gw, agw]}", "{model: dwp, inference: [gw, agw]}"),
+                 "grids/t.yaml");
+  REQUIRE(a.cells.size() == b.cells.size());
+  REQUIRE(a.cells.size() == c.cells.size());
+  for (size_t i = 0; i < a.cells.size(); ++i) {
+    CHECK(b.cells[i].hash() == a.cells[i].hash());
+    CHECK(c.cells[i].hash() == a.cells[i].hash());
+    CHECK(b.cells[i].inference == a.cells[i].inference);  // the model's field, as before
+    CHECK(c.cells[i].posterior == a.cells[i].posterior);
+  }
+  CHECK(has(error_of(with("{model: dgp, inference: global-inducing}",
+                          "{model: dgp, inference: dsvi, posterior: dsvi}")),
+            "name the same axis"));
+  CHECK(
+      has(error_of(with("{model: dwp, posterior: [gw, agw]}", "{model: dwp, inference: [gw, x]}")),
+          "'x' is not one of: gw, agw, abgw"));
+  // The registry's depth rule, at the entry's depths.
+  CHECK(has(error_of(with("{model: sgp, inducing: [100, 500]}", "{model: sgp, depths: [1, 2]}")),
+            "model sgp: depth must be 1 (got 2)"));
+  // dgp's canonical text and command line keep "inference" (the committed hashes), whichever
+  // field holds it.
+  const RunSpec& d = a.cells.front();
+  REQUIRE(d.model == "dgp");
+  CHECK(has(d.canonical(), "\nmodel=dgp\ninference=global-inducing\nposterior=\ndepth=2\n"));
+  RunSpec e = d;
+  e.inference.clear();
+  e.posterior = "global-inducing";
+  CHECK(e.canonical() == d.canonical());
+  CHECK(e.hash() == d.hash());
+  CHECK(e.run_args("r") == d.run_args("r"));
+  CHECK(e.model_label() == "dgp-global-inducing");
+  CHECK_NOTHROW(validate_run_spec(e));
+  RunSpec f = e;
+  f.set_posterior(f.posterior_name());
+  CHECK(f.inference == "global-inducing");
+  CHECK(f.posterior.empty());
+  e.inference = "dsvi";  // two values for one axis
+  CHECK_THROWS_WITH_AS(validate_run_spec(e), doctest::Contains("differ"), dkp::ConfigError);
+  const auto dwp = std::find_if(a.cells.begin(), a.cells.end(),
+                                [](const RunSpec& r) { return r.model == "dwp"; });
+  REQUIRE(dwp != a.cells.end());
+  const RunSpec& w = *dwp;
+  RunSpec wi = w;
+  wi.inference = wi.posterior;
+  wi.posterior.clear();
+  CHECK(wi.hash() == w.hash());
+  CHECK_NOTHROW(validate_run_spec(wi));
+  // A canonical text holds the posterior under the model's key only.
+  std::string text = d.canonical();
+  const std::string keyed = "inference=global-inducing\nposterior=\n";
+  text.replace(text.find(keyed), keyed.size(), "inference=\nposterior=global-inducing\n");
+  CHECK_THROWS_AS(RunSpec::parse_canonical(text), dkp::DataError);
+  // Overrides match the posterior under either name.
+  for (const std::string k : {"inference", "posterior"}) {
+    CAPTURE(k);
+    const Grid o = parse_grid(
+        with("  - when: {dataset: protein}",
+             "  - when: {" + k + ": [agw, global-inducing]}\n    set: {test_samples: 7}\n" +
+                 "  - when: {dataset: protein}"),
+        "grids/t.yaml");
+    for (const RunSpec& cell : o.cells) {
+      const bool hit = cell.posterior_name() == "agw" || cell.posterior_name() == "global-inducing";
+      CHECK((cell.protocol.test_samples == 7) == hit);
+    }
+  }
+}
+
 TEST_CASE("run directory and the dkp run command line") {
   const Grid g = parse_grid(kGrid, "grids/t.yaml");
   const RunSpec& c = g.cells.front();  // boston split 0 dgp global-inducing depth 2
@@ -381,7 +454,8 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   CHECK_NOTHROW(validate_run_spec(s));
   RunSpec bad = s;
   bad.model = "dwp";
-  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("takes no inference"),
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad),
+                       doctest::Contains("model dwp has no posterior 'global-inducing'"),
                        dkp::ConfigError);
   bad.inference = "";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("needs posterior"),
@@ -461,7 +535,9 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
                        dkp::ConfigError);
   bad.stl = "mixing";
   bad.posterior = "gw";  // the GW has no A' or B
-  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("agw and abgw"), dkp::ConfigError);
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad),
+                       doctest::Contains("only dwp --posterior agw or abgw takes it"),
+                       dkp::ConfigError);
   bad.posterior = "agw";
   bad.stl = "off";
   bad.a_prime_scale = 0.1;
@@ -492,12 +568,14 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
                        dkp::ConfigError);
   bad.gi_precision = "shared";
   bad.inference = "dsvi";  // the options are the global-inducing DGP's
-  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("global-inducing only"),
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad),
+                       doctest::Contains("only dgp --inference global-inducing --kernel se"),
                        dkp::ConfigError);
   bad.inference = "global-inducing";
   bad.kernel = "relu";  // the ReLU DGP is the Gram DGP, which has neither option
   bad.hidden_ard = true;
-  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("global-inducing only"),
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad),
+                       doctest::Contains("only dgp --inference global-inducing --kernel se"),
                        dkp::ConfigError);
   bad = s;
   bad.model = "nonsense";

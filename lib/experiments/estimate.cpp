@@ -122,51 +122,26 @@ std::string cost_key(const RunSpec& c) {
 }
 
 std::vector<StoredTiming> read_stored_timings(const fs::path& results_root) {
-  std::vector<fs::path> results;
-  std::error_code ec;
-  // <root>/<grid>/<dataset>/split<k>/<hash>/result.json
-  for (const auto& g : fs::directory_iterator(results_root, ec)) {
-    if (!g.is_directory(ec)) continue;
-    for (const auto& d : fs::directory_iterator(g.path(), ec)) {
-      if (!d.is_directory(ec)) continue;
-      for (const auto& s : fs::directory_iterator(d.path(), ec)) {
-        if (!s.is_directory(ec)) continue;
-        for (const auto& h : fs::directory_iterator(s.path(), ec)) {
-          const fs::path r = h.path() / "result.json";
-          if (h.is_directory(ec) && fs::exists(r, ec)) results.push_back(r);
-        }
-      }
-    }
-  }
-  std::sort(results.begin(), results.end());
   std::vector<StoredTiming> out;
-  for (const auto& r : results) {
-    const fs::path dir = r.parent_path();
-    const std::string hash = dir.filename().string();
-    if (result_hash(r) != hash) continue;
+  for (const fs::path& dir : store_run_dirs(results_root)) {
     try {
-      const auto values = read_result_values(r);
-      const auto step = values.find("step_s");
-      if (step == values.end() || !(step->second > 0.0)) continue;
-      const fs::path manifest = dir / "manifest.json";
-      const std::string canonical = util::json_string(util::read_json_object(manifest),
-                                                      "canonical_config", manifest.string());
-      StoredTiming t;
-      t.spec = RunSpec::parse_canonical(canonical);
-      if (t.spec.hash() != hash) continue;
-      t.spec.grid = dir.parent_path().parent_path().parent_path().filename().string();
-      t.dir = dir;
-      t.step_s = step->second;
+      const std::optional<FinishedCell> cell = read_finished_cell(dir);
+      if (!cell) continue;
       auto get = [&](const char* key) {
-        const auto it = values.find(key);
-        return it == values.end() ? 0.0 : it->second;
+        const auto it = cell->values.find(key);
+        return it == cell->values.end() ? 0.0 : it->second;
       };
+      StoredTiming t;
+      t.step_s = get("step_s");
+      if (!(t.step_s > 0.0)) continue;
+      t.spec = cell->spec;
+      t.dir = dir;
       t.train_s = get("train_s");
       t.predict_s = get("predict_s");
       t.resumed_from_step = long(get("resumed_from_step"));
       out.push_back(std::move(t));
     } catch (const Error&) {
-      // Not a consistent done cell (no manifest, another canonical form, ...): not a timing.
+      // Not a consistent done cell (a malformed result): not a timing.
     }
   }
   return out;

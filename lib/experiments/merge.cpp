@@ -37,64 +37,6 @@ bool copied_file(const std::string& name) {
   return name != "run.lock" && name != "error.json" && name.find(".tmp.") == std::string::npos;
 }
 
-// What is wrong with `dir` as the finished cell `hash` ("" when nothing).
-std::string cell_problem(const fs::path& dir, const std::string& hash) {
-  const fs::path result = dir / "result.json", manifest = dir / "manifest.json";
-  std::error_code ec;
-  if (!fs::exists(result, ec)) return fmt::format("{}: no result.json", dir.string());
-  if (!fs::exists(manifest, ec)) return fmt::format("{}: no manifest.json", dir.string());
-  try {
-    const std::string r =
-        util::json_string(util::read_json_object(result), "config_hash", result.string());
-    if (r != hash) {
-      return fmt::format("{}: config_hash '{}' is not the run directory's {}", result.string(), r,
-                         hash);
-    }
-    const util::JsonValue m = util::read_json_object(manifest);
-    const std::string mh = util::json_string(m, "config_hash", manifest.string());
-    if (mh != hash) {
-      return fmt::format("{}: config_hash '{}' is not the run directory's {}", manifest.string(),
-                         mh, hash);
-    }
-    const std::string canonical = util::json_string(m, "canonical_config", manifest.string());
-    if (canonical.empty()) return fmt::format("{}: no canonical_config", manifest.string());
-    const std::string ch = RunSpec::parse_canonical(canonical).hash();
-    if (ch != hash) {
-      return fmt::format("{}: canonical_config hashes to {}, not {}", manifest.string(), ch, hash);
-    }
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// The run directories of a store: <root>/<grid>/<dataset>/split<k>/<hash>, path order. Names
-// starting with '.' (the merge's temporary directories) are not cells, nor is anything under a
-// third level not named split<k>.
-std::vector<fs::path> run_dirs(const fs::path& root) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  auto subdirs = [&](const fs::path& p) {
-    std::vector<fs::path> v;
-    for (const auto& e : fs::directory_iterator(p, ec)) {
-      if (e.is_directory(ec) && e.path().filename().string().rfind('.', 0) != 0) {
-        v.push_back(e.path());
-      }
-    }
-    return v;
-  };
-  for (const auto& g : subdirs(root)) {
-    for (const auto& d : subdirs(g)) {
-      for (const auto& s : subdirs(d)) {
-        if (s.filename().string().rfind("split", 0) != 0) continue;
-        for (const auto& h : subdirs(s)) out.push_back(h);
-      }
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Flushes a file or directory to disk (best effort: a failure here is not a failed copy).
 void sync_path(const fs::path& p, bool directory) {
   const int fd = ::open(p.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
@@ -128,7 +70,7 @@ fs::path copy_to_temp(const fs::path& src, const fs::path& target, const std::st
     }
     sync_path(tmp, true);
     // The source may have changed while it was copied (a `--force` rerun): check the copy.
-    if (const std::string p = cell_problem(tmp, hash); !p.empty()) {
+    if (const std::string p = finished_cell_problem(tmp, hash); !p.empty()) {
       throw Error(fmt::format("the copy of {} is not a finished cell: {}", src.string(), p));
     }
   } catch (const fs::filesystem_error& e) {
@@ -149,10 +91,6 @@ std::string format_value(const std::map<std::string, double>& m, const std::stri
 }
 
 }  // namespace
-
-std::string finished_cell_problem(const fs::path& run_dir) {
-  return cell_problem(run_dir, run_dir.filename().string());
-}
 
 std::vector<std::string> result_differences(const fs::path& a, const fs::path& b, size_t max) {
   const auto va = read_result_values(a), vb = read_result_values(b);
@@ -211,7 +149,7 @@ MergeReport merge_stores(const std::vector<fs::path>& sources, const fs::path& d
 
   // The destination's finished cells by hash (any grid: a configuration is stored once).
   std::map<std::string, fs::path> finished;
-  for (const auto& d : run_dirs(dest)) {
+  for (const auto& d : store_run_dirs(dest)) {
     if (finished_cell_problem(d).empty()) finished.emplace(d.filename().string(), d);
   }
 
@@ -234,7 +172,7 @@ MergeReport merge_stores(const std::vector<fs::path>& sources, const fs::path& d
   };
 
   for (const auto& src_root : sources) {
-    const std::vector<fs::path> dirs = run_dirs(src_root);
+    const std::vector<fs::path> dirs = store_run_dirs(src_root);
     if (dirs.empty()) rep.empty_sources.push_back(src_root);
     for (const auto& dir : dirs) {
       const std::string hash = dir.filename().string();

@@ -63,11 +63,6 @@ struct MergeReport {
 MergeReport merge_stores(const std::vector<std::filesystem::path>& sources,
                          const std::filesystem::path& dest, const MergeOptions& options = {});
 
-/// What makes a run directory a finished cell: "" when it is one (result.json and manifest.json
-/// name the directory's hash, canonical_config gives it back), else what is missing or wrong,
-/// naming the file.
-std::string finished_cell_problem(const std::filesystem::path& run_dir);
-
 /// The differences between two result.json files of one configuration: every numeric top-level
 /// value but the timings (train_s, step_s, epoch_s, predict_s, resumed_from_step, threads) and
 /// data_sha256, as "key: A vs B" (at most `max` of them); empty when they agree exactly.

@@ -279,6 +279,76 @@ CellStatus cell_status(const RunSpec& spec, const fs::path& results_root,
   return st;
 }
 
+std::string finished_cell_problem(const fs::path& dir, const std::string& hash) {
+  const fs::path result = dir / "result.json", manifest = dir / "manifest.json";
+  std::error_code ec;
+  if (!fs::exists(result, ec)) return fmt::format("{}: no result.json", dir.string());
+  if (!fs::exists(manifest, ec)) return fmt::format("{}: no manifest.json", dir.string());
+  try {
+    const std::string r =
+        util::json_string(util::read_json_object(result), "config_hash", result.string());
+    if (r != hash) {
+      return fmt::format("{}: config_hash '{}' is not the run directory's {}", result.string(), r,
+                         hash);
+    }
+    const util::JsonValue m = util::read_json_object(manifest);
+    const std::string mh = util::json_string(m, "config_hash", manifest.string());
+    if (mh != hash) {
+      return fmt::format("{}: config_hash '{}' is not the run directory's {}", manifest.string(),
+                         mh, hash);
+    }
+    const std::string canonical = util::json_string(m, "canonical_config", manifest.string());
+    if (canonical.empty()) return fmt::format("{}: no canonical_config", manifest.string());
+    const std::string ch = RunSpec::parse_canonical(canonical).hash();
+    if (ch != hash) {
+      return fmt::format("{}: canonical_config hashes to {}, not {}", manifest.string(), ch, hash);
+    }
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<fs::path> store_run_dirs(const fs::path& root) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  auto subdirs = [&](const fs::path& p) {
+    std::vector<fs::path> v;
+    for (const auto& e : fs::directory_iterator(p, ec)) {
+      if (e.is_directory(ec) && e.path().filename().string().rfind('.', 0) != 0) {
+        v.push_back(e.path());
+      }
+    }
+    return v;
+  };
+  for (const auto& g : subdirs(root)) {
+    for (const auto& d : subdirs(g)) {
+      for (const auto& s : subdirs(d)) {
+        if (s.filename().string().rfind("split", 0) != 0) continue;
+        for (const auto& h : subdirs(s)) out.push_back(h);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string finished_cell_problem(const fs::path& run_dir) {
+  return finished_cell_problem(run_dir, run_dir.filename().string());
+}
+
+std::optional<FinishedCell> read_finished_cell(const fs::path& run_dir) {
+  if (!finished_cell_problem(run_dir).empty()) return std::nullopt;
+  const fs::path manifest = run_dir / "manifest.json";
+  FinishedCell c;
+  c.dir = run_dir;
+  c.spec = RunSpec::parse_canonical(
+      util::json_string(util::read_json_object(manifest), "canonical_config", manifest.string()));
+  c.spec.grid = run_dir.parent_path().parent_path().parent_path().filename().string();
+  c.values = read_result_values(run_dir / "result.json");
+  return c;
+}
+
 std::vector<RunSpec> pending_cells(const Grid& grid, const fs::path& results_root,
                                    const StatusOptions& opt) {
   std::vector<RunSpec> out;

@@ -94,6 +94,26 @@ std::optional<std::string> result_hash(const std::filesystem::path& result_json)
 /// object ("<file>:<line>:<column>: not valid JSON: ..." for a parse error).
 std::map<std::string, double> read_result_values(const std::filesystem::path& result_json);
 
+/// The run directories of a results root, <root>/<grid>/<dataset>/split<k>/<hash>, in path order
+/// (names starting with '.', such as a merge's temporary directories, are not cells).
+std::vector<std::filesystem::path> store_run_dirs(const std::filesystem::path& results_root);
+
+/// What is wrong with `run_dir` as the finished cell `hash` ("" when nothing): both result.json
+/// and manifest.json carry the hash, and the manifest's canonical_config hashes to it. The
+/// one-argument form takes the hash from the directory's name.
+std::string finished_cell_problem(const std::filesystem::path& run_dir, const std::string& hash);
+std::string finished_cell_problem(const std::filesystem::path& run_dir);
+
+/// A finished cell read back: its spec (the manifest's canonical config; grid from the path) and
+/// the numbers of its result.json.
+struct FinishedCell {
+  std::filesystem::path dir;
+  RunSpec spec;
+  std::map<std::string, double> values;
+};
+/// nullopt when finished_cell_problem(run_dir) is not empty.
+std::optional<FinishedCell> read_finished_cell(const std::filesystem::path& run_dir);
+
 /// The cells a plain `dkp grid run` would start (running, interrupted, missing and failed ones; not
 /// done, damaged or stale ones, which need --force), in grid order.
 std::vector<RunSpec> pending_cells(const Grid& grid, const std::filesystem::path& results_root,

@@ -19,6 +19,13 @@ jobs=${3:-$(nproc 2>/dev/null || echo 1)}
 results=${4:-results/runs}
 tables=${5:-results/tables}
 start=$(date +%s)
+# Ctrl-C or a TERM stops the whole job, not only the grid it interrupts: dkp grid run leaves its
+# cells resumable and exits 130, and so does this script then.
+interrupted() {
+  echo "reproduce-tables: interrupted; rerun to resume (finished cells are kept)" >&2
+  exit 130
+}
+trap interrupted INT TERM
 shopt -s nullglob
 grids=()
 failed=()
@@ -49,7 +56,10 @@ echo "== estimate (profile $profile, $jobs jobs)"
   echo "reproduce-tables: no estimate (dkp grid plan --estimate failed); computing anyway" >&2
 for g in "${grids[@]}"; do
   echo "== $g (profile $profile, $jobs jobs)"
-  "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results" || failed+=("grid $g")
+  "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results"
+  rc=$?
+  [ $rc -eq 130 ] && interrupted
+  [ $rc -eq 0 ] || failed+=("grid $g")
 done
 # When every cell of the profile is a cell of the full grids (a profile that narrows the axes:
 # sample, sample-wide, aep): every grid's tables and the scoreboard page (results/README.md

@@ -81,13 +81,20 @@ std::optional<std::string> result_hash(const fs::path& result_json) {
   }
 }
 
-std::map<std::string, double> read_result_values(const fs::path& result_json) {
-  const util::JsonValue n = util::read_json_object(result_json);
+namespace {
+
+std::map<std::string, double> numeric_values(const util::JsonValue& n) {
   std::map<std::string, double> out;
   for (const auto& [key, v] : n.items()) {
     if (v.is_number()) out[key] = v.get<double>();
   }
   return out;
+}
+
+}  // namespace
+
+std::map<std::string, double> read_result_values(const fs::path& result_json) {
+  return numeric_values(util::read_json_object(result_json));
 }
 
 namespace {
@@ -279,14 +286,18 @@ CellStatus cell_status(const RunSpec& spec, const fs::path& results_root,
   return st;
 }
 
-std::string finished_cell_problem(const fs::path& dir, const std::string& hash) {
+namespace {
+
+// finished_cell_problem, keeping what it read when `cell` is given and the cell is finished: each
+// file is read and parsed once.
+std::string check_finished_cell(const fs::path& dir, const std::string& hash, FinishedCell* cell) {
   const fs::path result = dir / "result.json", manifest = dir / "manifest.json";
   std::error_code ec;
   if (!fs::exists(result, ec)) return fmt::format("{}: no result.json", dir.string());
   if (!fs::exists(manifest, ec)) return fmt::format("{}: no manifest.json", dir.string());
   try {
-    const std::string r =
-        util::json_string(util::read_json_object(result), "config_hash", result.string());
+    const util::JsonValue res = util::read_json_object(result);
+    const std::string r = util::json_string(res, "config_hash", result.string());
     if (r != hash) {
       return fmt::format("{}: config_hash '{}' is not the run directory's {}", result.string(), r,
                          hash);
@@ -299,14 +310,26 @@ std::string finished_cell_problem(const fs::path& dir, const std::string& hash) 
     }
     const std::string canonical = util::json_string(m, "canonical_config", manifest.string());
     if (canonical.empty()) return fmt::format("{}: no canonical_config", manifest.string());
-    const std::string ch = RunSpec::parse_canonical(canonical).hash();
+    RunSpec spec = RunSpec::parse_canonical(canonical);
+    const std::string ch = spec.hash();
     if (ch != hash) {
       return fmt::format("{}: canonical_config hashes to {}, not {}", manifest.string(), ch, hash);
+    }
+    if (cell) {
+      cell->dir = dir;
+      cell->spec = std::move(spec);
+      cell->values = numeric_values(res);
     }
   } catch (const Error& e) {
     return e.what();
   }
   return "";
+}
+
+}  // namespace
+
+std::string finished_cell_problem(const fs::path& dir, const std::string& hash) {
+  return check_finished_cell(dir, hash, nullptr);
 }
 
 std::vector<fs::path> store_run_dirs(const fs::path& root) {
@@ -338,14 +361,9 @@ std::string finished_cell_problem(const fs::path& run_dir) {
 }
 
 std::optional<FinishedCell> read_finished_cell(const fs::path& run_dir) {
-  if (!finished_cell_problem(run_dir).empty()) return std::nullopt;
-  const fs::path manifest = run_dir / "manifest.json";
   FinishedCell c;
-  c.dir = run_dir;
-  c.spec = RunSpec::parse_canonical(
-      util::json_string(util::read_json_object(manifest), "canonical_config", manifest.string()));
+  if (!check_finished_cell(run_dir, run_dir.filename().string(), &c).empty()) return std::nullopt;
   c.spec.grid = run_dir.parent_path().parent_path().parent_path().filename().string();
-  c.values = read_result_values(run_dir / "result.json");
   return c;
 }
 

@@ -74,8 +74,8 @@ sanitize:
 	  CMAKE_FLAGS=-DDKP_SANITIZE=ON
 
 # The main job (scripts/reproduce-tables.sh): first the estimate of what is pending (cells, CPU
-# hours, wall time at JOBS cells at a time: dkp grid plan --estimate), then every grid, the
-# tables and the toy.
+# hours, wall time at JOBS cells at a time: dkp grid plan --estimate), then every grid (the
+# compositional toy's too: experiments/toy.yaml) and the tables.
 reproduce-tables: build
 	@scripts/reproduce-tables.sh $(DKP) $(PROFILE) $(JOBS) $(RESULTS) $(TABLES)
 

@@ -178,7 +178,7 @@ int bench_model(const po::variables_map& vm) {
     spec.hidden_ard = vm["hidden-ard"].as<bool>();
     spec.gi_precision = vm["gi-precision"].as<std::string>();
     spec.stl = vm["stl"].as<std::string>();
-    const random::Stream run(spec.protocol.seed);
+    const random::Stream run = experiments::run_stream(spec);
     const auto model = experiments::make_run_model(
         spec, experiments::resolve_width(spec.protocol.width, split.X_train.n_cols), split, run);
     std::vector<double> step_ms, fwd_ms;

@@ -95,7 +95,7 @@ int cmd_predict(const std::vector<std::string>& args) {
   const size_t samples = size_t(vm.count("samples") ? vm["samples"].as<long>() : p.test_samples);
   random::Stream rng = vm.count("seed")
                            ? random::Stream(vm["seed"].as<uint64_t>()).child("predict", 0)
-                           : random::Stream(p.seed).child("predict", 0);
+                           : experiments::run_stream(spec).child("predict", 0);
   const bool keep_hidden = vm.count("hidden") > 0;
   const models::Predictive pred = training::predict(*tr.model, tr.checkpoint.params, X, samples,
                                                     rng, size_t(threads), keep_hidden);

@@ -41,8 +41,11 @@ po::options_description run_options() {
                                           "rectangles (Rectangle-Images, 2 classes: probit for "
                                           "sgp, dgp dsvi | aep; data-scripts/fetch_rectangles.sh); "
                                           "cifar10 (10 classes, as mnist; "
-                                          "data-scripts/fetch_cifar10.sh)")
-    ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4)")
+                                          "data-scripts/fetch_cifar10.sh); toy (the "
+                                          "compositional paper's 1-D toy, 50 points, for "
+                                          "--model cdgp; its splits are trials)")
+    ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4; toy: the "
+                                                  "trial, 0-9)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
     ("posterior", po::value<std::string>()->default_value(""),
      "the model's approximate posterior (dgp: dsvi | global-inducing | aep; dwp: gw | agw | abgw; "

@@ -88,21 +88,6 @@ else
     "$dkp" tables "$g" --profile "$profile" --results "$results" --out "$tables" || failed+=("tables $g")
   done
 fi
-# The compositional-uncertainty paper's Table 1 (dkp toy: its 1-D toy, not a UCI grid; recomputed
-# on every call, about an hour on one core for the full protocol).
-toy=yes
-case $profile in
-  quick) toy_args=(--trials 2 --steps 2000 --elbo-samples 100 --var-samples 1000) ;;
-  sample) toy_args=(--trials 3) ;;
-  full) toy_args=() ;;
-  *) toy=no ;;
-esac
-if [ $toy = yes ]; then
-  echo "== dkp toy (profile $profile)"
-  "$dkp" toy "${toy_args[@]}" --jobs "$jobs" --out "$tables" || failed+=("toy")
-else
-  echo "== dkp toy: no profile '$profile' (quick, sample and full run it), skipped"
-fi
 echo "tables: $tables/ (reproduce-tables: $(( $(date +%s) - start )) s in all)"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'reproduce-tables: failures in:\n' >&2

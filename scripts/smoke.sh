@@ -591,6 +591,20 @@ cmp -s "$work/tables/compositional-table1.csv" "$work/toy1/compositional-table1.
   fail "compositional-figure5.csv: not 3 posteriors x 3 layers x 3 samples x 101 points"
 [ "$(grep -c '^<g>$' "$work/tables/compositional-figure5.svg")" = 9 ] ||
   fail "compositional-figure5.svg: not 3 posteriors x (2 layers + composition) panels"
+# The toy as a dataset of the grids (experiments/toy.yaml): trial 1 of `dkp run --dataset toy`
+# trains exactly as trial 1 of dkp toy (the same streams; its first ELBO estimate, of 10 samples,
+# is dkp toy's with --elbo-samples 10) and records each layer's variance at 0.
+"$dkp" run --dataset toy --split 1 --model cdgp --posterior jointly-gaussian --depth 2 \
+  --kernel periodic --steps 20 --lr-schedule 0:0.001 --kl-anneal 0 --samples 10 \
+  --test-samples 10 --inducing 10 --batch 50 --seed 0 --elbo-repeats 1 --out "$work/toyrun" \
+  --quiet >/dev/null || fail "dkp run --dataset toy"
+grep -q '"var_f2_at_0":' "$work/toyrun/result.json" || fail "toy result.json: no var_f2_at_0"
+toy_elbo=$(grep -o '"elbo":[^,]*' "$work/toyrun/result.json" | cut -d: -f2)
+grid_total=$(awk -v e="$toy_elbo" 'BEGIN { printf "%.17g", 50 * e }')
+toy_total=$(grep '^jointly-gaussian,1,' "$work/tables/compositional-trials.csv" | cut -d, -f3)
+[ "$(awk -v a="$grid_total" -v b="$toy_total" 'BEGIN { print (a - b < 1e-9 && b - a < 1e-9) }')" = 1 ] ||
+  fail "toy trial 1: the grid's ELBO x 50 = $grid_total, dkp toy's $toy_total"
+expect_rc 2 "$dkp" toy --trials 2
 expect_rc 2 "$dkp" toy --posterior mean-field --out "$work/badtoy"
 expect_rc 2 "$dkp" toy --trials 0 --out "$work/badtoy"
 [ ! -e "$work/badtoy" ] || fail "dkp toy with bad options wrote $work/badtoy"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace dkp::data {
 
@@ -24,6 +25,39 @@ ToyData compositional_toy(size_t n, double noise_std, random::Stream& rng) {
   for (size_t i = 0; i < n; ++i)
     d.y[i] = compositional_toy_function(d.X(i, 0)) + noise_std * eps(i, 0);
   return d;
+}
+
+bool is_toy_dataset(const std::string& dataset) {
+  return dataset == kToyDataset;
+}
+
+RegressionSplit toy_split(size_t split) {
+  const random::Stream root(0);
+  random::Stream train_rng = root.child("toy-data", 0), test_rng = root.child("toy-test", 0);
+  const ToyData train = compositional_toy(kToyPoints, kToyNoiseStd, train_rng);
+  const ToyData test = compositional_toy(101, kToyNoiseStd, test_rng);
+  RegressionSplit s;
+  s.dataset = kToyDataset;
+  s.split = split;
+  s.X_train = train.X;
+  s.y_train = train.y;
+  s.X_test = test.X;
+  s.y_test = test.y;
+  s.x_stats.mean = arma::rowvec(1, arma::fill::zeros);
+  s.x_stats.std = arma::rowvec(1, arma::fill::ones);
+  return s;
+}
+
+std::string toy_sha256() {
+  const RegressionSplit s = toy_split(0);
+  std::string text;
+  for (const arma::mat* m : {&s.X_train, &s.X_test})
+    for (double v : *m) text += fmt::format("{:.17g}\n", v);
+  for (const arma::vec* v : {&s.y_train, &s.y_test})
+    for (double x : *v) text += fmt::format("{:.17g}\n", x);
+  util::Sha256 h;
+  h.update(text);
+  return h.hex_digest();
 }
 
 }  // namespace dkp::data

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <armadillo>
+#include <string>
 
+#include "data/standardise.hpp"
 #include "random/stream.hpp"
 
 namespace dkp::data {
@@ -23,5 +25,28 @@ ToyData compositional_toy(size_t n, double noise_std, random::Stream& rng);
 
 /// The noise-free function of the toy data, sin(7 exp(x)).
 double compositional_toy_function(double x);
+
+/// The toy as a dataset of the grids and `dkp run` (`--dataset toy`): the paper's one data set,
+/// whose "splits" are its trials. Every split has the same data (the paper fits its 10 trials
+/// to one data set with different initialisations); a run on split k draws its randomness from
+/// its seed's stream child (posterior, k) (experiments::run_stream), as `dkp toy` does.
+inline constexpr const char* kToyDataset = "toy";
+/// Whether `dataset` names the toy.
+bool is_toy_dataset(const std::string& dataset);
+/// Its number of splits (trials): 10, as the paper's Table 1.
+inline constexpr int kToyTrials = 10;
+/// The toy's points and noise (the paper's N = 50, noise standard deviation 0.01; the model's
+/// fixed likelihood noise is the same, models::CdgpConfig::noise_std).
+inline constexpr size_t kToyPoints = 50;
+inline constexpr double kToyNoiseStd = 0.01;
+
+/// The toy dataset: the training data are compositional_toy(kToyPoints, kToyNoiseStd) from
+/// Stream(0).child("toy-data", 0) (`dkp toy`'s data at its default seed); the test data are 101
+/// more noisy points, evenly spaced on [-1, 1], from Stream(0).child("toy-test", 0). Neither is
+/// standardised (identity statistics): the model's noise is in the data's units.
+RegressionSplit toy_split(size_t split);
+/// The fingerprint of the toy data (a run's data_sha256): the SHA-256 of their values printed
+/// to 17 significant digits, so a change of the generator changes it.
+std::string toy_sha256();
 
 }  // namespace dkp::data

@@ -618,7 +618,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
     P.fail(root, "family", "missing key (one of: " + join(known_families()) + ")");
   g.family = P.get_choice(root["family"], "family", known_families());
   if (const auto v = root["reference"]) {
-    g.reference = P.get_choice(v, "reference", {"dkp", "gw", "agw", "dsvi"});
+    g.reference = P.get_choice(v, "reference", {"dkp", "gw", "agw", "dsvi", "compositional"});
   }
   if (const auto v = root["description"]) g.description = P.get_string(v, "description");
 

@@ -5,31 +5,33 @@
 #include <fmt/format.h>
 
 #include "data/mnist.hpp"
+#include "data/toy.hpp"
 #include "data/uci.hpp"
 #include "models/registry.hpp"
 
 namespace dkp::experiments {
 
 const std::vector<std::string>& known_models() {
-  static const std::vector<std::string> names = models::model_names(/*runs_only=*/true);
+  static const std::vector<std::string> names = models::model_names();
   return names;
 }
 
 const std::vector<std::string>& known_kernels() {
-  static const std::vector<std::string> names = models::kernel_names(/*runs_only=*/true);
+  static const std::vector<std::string> names = models::kernel_names();
   return names;
 }
 
 const std::vector<std::string>& known_families() {
-  static const std::vector<std::string> families = {"dkp-uci",    "dkp-mnist",       "gw-uci",
-                                                    "agw-uci",    "agw-runtime",     "dsvi-uci",
-                                                    "dsvi-mnist", "dsvi-rectangles", "generic"};
+  static const std::vector<std::string> families = {
+      "dkp-uci",  "dkp-mnist",  "gw-uci",          "agw-uci",       "agw-runtime",
+      "dsvi-uci", "dsvi-mnist", "dsvi-rectangles", "compositional", "generic"};
   return families;
 }
 
 // A dataset's canonical name: MNIST's, or the UCI short name of any accepted spelling (throws
 // ConfigError listing the known names).
 std::string canonical_dataset(const std::string& name) {
+  if (data::is_toy_dataset(name)) return name;
   return data::dataset_classes(name) > 0 ? name : data::uci_info(name).name;
 }
 
@@ -71,7 +73,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 int uci_split_count(const std::string& dataset) {
-  if (data::dataset_classes(dataset) > 0) return 1;  // MNIST: its one train/test split
+  if (data::dataset_classes(dataset) > 0) return 1;            // MNIST: its one train/test split
+  if (data::is_toy_dataset(dataset)) return data::kToyTrials;  // its trials
   const auto& info = data::uci_info(dataset);
   return info.name == "protein" ? 5 : 20;
 }

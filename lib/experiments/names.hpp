@@ -10,18 +10,19 @@
 
 namespace dkp::experiments {
 
-/// Model names the grids and `dkp run` know (the registry's models::model_names(true)).
+/// Model names the grids and `dkp run` know (the registry's models::model_names()).
 const std::vector<std::string>& known_models();
-/// Kernel names the grids and `dkp run` know (the registry's models::kernel_names(true)).
+/// Kernel names the grids and `dkp run` know (the registry's models::kernel_names()).
 const std::vector<std::string>& known_kernels();
 /// Number of Gal & Ghahramani splits of a UCI dataset (20, protein 5), 1 for MNIST (its fixed
-/// train/test split); throws ConfigError for an unknown dataset.
+/// train/test split), the toy's trials (10, data::kToyTrials); throws ConfigError for an unknown
+/// dataset.
 int uci_split_count(const std::string& dataset);
 
 /// Table families known to `dkp tables`.
 const std::vector<std::string>& known_families();
 
-/// A dataset's canonical name: an image dataset's, or the UCI short name of any accepted
+/// A dataset's canonical name: an image dataset's, the toy's, or the UCI short name of any accepted
 /// spelling; throws ConfigError listing the known names.
 std::string canonical_dataset(const std::string& name);
 

@@ -262,7 +262,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   }
 
   // The model (it warns when it has fewer inducing points than asked for).
-  const random::Stream run(p.seed);
+  const random::Stream run = run_stream(spec);
   const auto model = make_run_model(spec, width, split, run);
   spdlog::info("{} split {}: {} train / {} test points; {}", spec.dataset, spec.split,
                split.X_train.n_rows, split.X_test.n_rows, model->describe());
@@ -391,6 +391,8 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
     return interrupted("during the final ELBO estimate");
   }
   const double elbo = er.first;
+  random::Stream summary_rng = run.child("posterior-summaries", 0);
+  const auto summaries = model->posterior_summaries(tr.params, summary_rng);
 
   if (!options.predictions.empty()) {
     const arma::vec y = split.y_to_original(split.y_test);
@@ -439,6 +441,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
       .set("elbo_mean", er.mean)
       .set("elbo_se", er.se)
       .set("elbo_repeats", (unsigned long)er.repeats);
+  for (const auto& [name, value] : summaries) result.set(name, value);
   if (classes > 0) {
     result.set("classes", (unsigned long)classes)
         .set("test_ll", cm.test_ll)

@@ -9,6 +9,7 @@
 
 #include "data/mnist.hpp"
 #include "data/root.hpp"
+#include "data/toy.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -36,6 +37,7 @@ std::string split_data_sha256(const data::UciDataset& ds, int split) {
 std::string run_data_sha256(const std::filesystem::path& root, const std::string& dataset,
                             int split) {
   if (data::dataset_classes(dataset) > 0) return data::images_sha256(root, dataset);
+  if (data::is_toy_dataset(dataset)) return data::toy_sha256();
   const auto dir = root / "uci" / data::uci_info(dataset).folder / "data";
   if (!std::filesystem::is_directory(dir)) data::load_uci(root, dataset);  // its "not found" error
   return uci_dir_sha256(dir, split);
@@ -49,12 +51,22 @@ RunData load_run_data(const std::filesystem::path& root, const std::string& data
         data::image_split(data::load_images(root, dataset), pixels == "standard", pixel_scale);
     d.split.dataset = dataset;
     d.sha256 = data::images_sha256(root, dataset);
+  } else if (data::is_toy_dataset(dataset)) {
+    d.split = data::toy_split(size_t(split));
+    d.sha256 = data::toy_sha256();
   } else {
     const data::UciDataset ds = data::load_uci(root, dataset);
     d.split = data::make_regression_split(ds, size_t(split));
     d.sha256 = split_data_sha256(ds, split);
   }
   return d;
+}
+
+random::Stream run_stream(const RunSpec& spec) {
+  const random::Stream root(spec.protocol.seed);
+  if (data::is_toy_dataset(spec.dataset))
+    return root.child(spec.posterior_name(), uint64_t(spec.split));
+  return root;
 }
 
 std::unique_ptr<models::Model> make_run_model(const RunSpec& spec, size_t width,
@@ -111,7 +123,7 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
   }
   tr.split = std::move(data.split);
   tr.model = make_run_model(tr.spec, resolve_width(p.width, tr.split.X_train.n_cols), tr.split,
-                            random::Stream(p.seed));
+                            run_stream(tr.spec));
   tr.checkpoint = training::load_checkpoint(checkpoint_path, tr.model->initial_parameters());
   // A checkpoint that records its configuration and data must be the manifest's run's.
   const auto& id = tr.checkpoint.identity;

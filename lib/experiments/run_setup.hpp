@@ -39,13 +39,17 @@ struct RunData {
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
                       const std::string& pixels = "unit", double pixel_scale = 1.0);
 
+/// The root of a run's random streams: Stream(seed), and on the toy, whose splits are trials of
+/// one data set, Stream(seed).child(posterior, split) (data/toy.hpp), as `dkp toy` keys its trials.
+random::Stream run_stream(const RunSpec& spec);
+
 /// The model a run describes, initialised from the run's "init" stream as run_cell does.
 std::unique_ptr<models::Model> make_run_model(const RunSpec& spec, size_t width,
                                               const data::RegressionSplit& split,
                                               const random::Stream& run);
 
 /// A finished (or checkpointed) run (run_cell, `dkp run`), loaded back from its directory. Its
-/// random streams derive from random::Stream(spec.protocol.seed), as in run_cell.
+/// random streams derive from run_stream(spec), as in run_cell.
 struct TrainedRun {
   RunSpec spec;
   int threads = 1;  ///< the run's --threads (manifest), 1 when not recorded

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "data/mnist.hpp"
+#include "data/toy.hpp"
 #include "data/uci.hpp"
 #include "experiments/names.hpp"
 #include "models/factory.hpp"
@@ -287,7 +288,8 @@ std::string RunSpec::command_line(const std::string& dkp_path, const fs::path& r
 
 void validate_run_spec(const RunSpec& s) {
   const bool classification = data::dataset_classes(s.dataset) > 0;
-  if (!classification) data::uci_info(s.dataset);  // throws ConfigError listing the known names
+  if (!classification && !data::is_toy_dataset(s.dataset))
+    data::uci_info(s.dataset);  // throws ConfigError listing the known names
   if (!classification && (s.protocol.pixels != "unit" || s.protocol.pixel_scale != 1.0)) {
     throw ConfigError(fmt::format(
         "pixels '{}' and pixel scale {} are for images; {}'s inputs are standardised per feature",
@@ -304,11 +306,7 @@ void validate_run_spec(const RunSpec& s) {
   }
   // The model: the registry's rules (models/registry.hpp), on the spec as make_model sees it.
   if (!contains(known_models(), s.model)) {
-    throw ConfigError(fmt::format("{} model '{}' (known: {})",
-                                  contains(models::model_names(), s.model)
-                                      ? "dkp run and the grids do not build the"
-                                      : "unknown",
-                                  s.model, join(known_models())));
+    throw ConfigError(fmt::format("unknown model '{}' (known: {})", s.model, join(known_models())));
   }
   if (!s.inference.empty() && !s.posterior.empty() && s.inference != s.posterior) {
     throw ConfigError(

@@ -309,6 +309,16 @@ std::vector<arma::mat> CompositionalDgp::layer_functions(const ParamMap& params,
   return out;
 }
 
+std::vector<std::pair<std::string, double>> CompositionalDgp::posterior_summaries(
+    const ParamMap& params, random::Stream& rng) const {
+  const arma::mat x0(1, 1, arma::fill::zeros);
+  std::vector<std::pair<std::string, double>> out;
+  const auto f = layer_functions(params, x0, kSummarySamples, rng);
+  for (size_t l = 0; l < f.size(); ++l)
+    out.emplace_back(fmt::format("var_f{}_at_0", l + 1), arma::var(arma::vectorise(f[l])));
+  return out;
+}
+
 std::vector<RegistryEntry> cdgp_entries() {
   std::vector<RegistryEntry> entries;
   for (const auto& post : cdgp_posteriors()) {

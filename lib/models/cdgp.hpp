@@ -76,6 +76,11 @@ class CompositionalDgp : public Model {
   /// (f_{l-1}^z, f_l^z).
   std::vector<arma::mat> layer_functions(const ParamMap& params, const arma::mat& X, size_t samples,
                                          random::Stream& rng) const;
+  /// "var_f{l}_at_0", l = 1..L: Var[f_l(0)] over kSummarySamples samples of layer_functions at
+  /// X = 0 (the paper's Table 1; the variance with the n - 1 denominator).
+  std::vector<std::pair<std::string, double>> posterior_summaries(
+      const ParamMap& params, random::Stream& rng) const override;
+  static constexpr size_t kSummarySamples = 10000;
 
   const CdgpConfig& config() const { return cfg_; }
 
@@ -95,8 +100,8 @@ class CompositionalDgp : public Model {
 };
 
 /// The registry's cdgp entries, one per posterior (dsvi, the default, also "mean-field";
-/// jointly-gaussian; inducing-locations): `dkp toy`'s model, one-dimensional inputs, not built
-/// by `dkp run` or the grids. The spec's kernel is the last layer's: periodic (the paper's) or se;
+/// jointly-gaussian; inducing-locations): the model of `dkp toy` and experiments/toy.yaml,
+/// one-dimensional inputs. The spec's kernel is the last layer's: periodic (the paper's) or se;
 /// the inner layers' is SE (CdgpConfig::last_periodic).
 std::vector<RegistryEntry> cdgp_entries();
 

@@ -7,6 +7,7 @@
 #include <armadillo>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autodiff/params.hpp"
@@ -87,6 +88,13 @@ class Model {
   /// Whether elbo() draws nothing (the same value for any rng and sample count), so that repeated
   /// estimates of it are copies of one (the SGP, the AEP DGP).
   virtual bool deterministic_elbo() const { return false; }
+  /// Model-specific summaries of the trained posterior that a run records in result.json beside
+  /// its metrics (name, value), drawn from `rng`: e.g. the compositional DGP's variance of each
+  /// layer's function at 0 (its paper's Table 1). Default: none.
+  virtual std::vector<std::pair<std::string, double>> posterior_summaries(
+      const ParamMap& /*params*/, random::Stream& /*rng*/) const {
+    return {};
+  }
 };
 
 /// The number of inducing points `model` was built with: the rows of its "inducing_inputs"

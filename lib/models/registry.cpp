@@ -207,22 +207,21 @@ const RegistryEntry* find_in(const std::vector<RegistryEntry>& entries, const st
 
 const std::vector<RegistryEntry>& registry() {
   // The models, in the order of the help text and of every list of models: the name, the word
-  // its canonical text and command line use for its posterior, whether `dkp run` and the grids
-  // build it, and the entries functions of its model files (declared in their headers).
+  // its canonical text and command line use for its posterior, and the entries functions of
+  // its model files (declared in their headers).
   struct ModelRow {
     const char* model;
     const char* posterior_key;
-    bool in_runs;
     std::vector<std::vector<RegistryEntry> (*)()> entries;
   };
   static const std::vector<RegistryEntry> entries = [] {
     const ModelRow rows[] = {
-        {"sgp", "posterior", true, {&sgp_entries}},
-        {"dgp", "inference", true, {&dsvi_dgp_entries, &gi_dgp_entries, &aep_dgp_entries}},
-        {"nngp", "posterior", true, {&nngp_entries}},
-        {"diwp", "posterior", true, {&diwp_entries}},
-        {"dwp", "posterior", true, {&dwp_entries}},
-        {"cdgp", "posterior", false, {&cdgp_entries}},
+        {"sgp", "posterior", {&sgp_entries}},
+        {"dgp", "inference", {&dsvi_dgp_entries, &gi_dgp_entries, &aep_dgp_entries}},
+        {"nngp", "posterior", {&nngp_entries}},
+        {"diwp", "posterior", {&diwp_entries}},
+        {"dwp", "posterior", {&dwp_entries}},
+        {"cdgp", "posterior", {&cdgp_entries}},
     };
     std::vector<RegistryEntry> all;
     for (const auto& row : rows) {
@@ -230,7 +229,6 @@ const std::vector<RegistryEntry>& registry() {
         for (auto& e : entries_of()) {
           e.model = row.model;
           e.posterior_key = row.posterior_key;
-          e.in_runs = row.in_runs;
           all.push_back(std::move(e));
         }
       }
@@ -248,19 +246,17 @@ RegistryEntry make_entry(std::string posterior, std::string summary) {
   return e;
 }
 
-std::vector<std::string> model_names(bool runs_only) {
+std::vector<std::string> model_names() {
   std::vector<std::string> names;
   for (const auto& e : registry()) {
-    if ((e.in_runs || !runs_only) && std::find(names.begin(), names.end(), e.model) == names.end())
-      names.push_back(e.model);
+    if (std::find(names.begin(), names.end(), e.model) == names.end()) names.push_back(e.model);
   }
   return names;
 }
 
-std::vector<std::string> kernel_names(bool runs_only) {
+std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const auto& e : registry()) {
-    if (!e.in_runs && runs_only) continue;
     for (const auto& k : e.kernels)
       if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
   }
@@ -440,8 +436,7 @@ std::string registry_help() {
           ", classification ({} likelihood{})", e.classification_likelihood,
           e.classifies_with == e.kernels ? "" : ", kernel " + and_list(e.classifies_with, " or "));
     }
-    out += fmt::format("      kernels {}; depth {}; {}{}\n", join(e.kernels, ", "), depth, tasks,
-                       e.in_runs ? "" : "; dkp toy only");
+    out += fmt::format("      kernels {}; depth {}; {}\n", join(e.kernels, ", "), depth, tasks);
     if (!e.aliases.empty()) out += "      also named " + join(e.aliases, ", ") + "\n";
     std::vector<std::string> opts;
     for (const auto& use : e.options) {

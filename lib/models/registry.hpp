@@ -92,7 +92,7 @@ using ModelBuilder =
 inline constexpr size_t kMaxDepth = 64;
 
 /// One (model, posterior) that dkp builds. A model file's *_entries() function gives its entries;
-/// registry() sets model, posterior_key and in_runs from the model's row in registry.cpp.
+/// registry() sets model and posterior_key from the model's row in registry.cpp.
 struct RegistryEntry {
   std::string model;
   std::string posterior;             ///< empty: the model has no posteriors
@@ -114,8 +114,6 @@ struct RegistryEntry {
   size_t min_depth = 1, max_depth = kMaxDepth;
   std::string depth_note;
   std::vector<OptionUse> options;
-  /// Built by `dkp run` and the grids (false: the compositional DGP of `dkp toy`, one input).
-  bool in_runs = true;
   ModelBuilder build;
 };
 
@@ -126,10 +124,10 @@ const std::vector<RegistryEntry>& registry();
 /// An entry with its posterior and summary, the rest default (for the *_entries() functions).
 RegistryEntry make_entry(std::string posterior, std::string summary);
 
-/// Model names in registry order; with runs_only, only those `dkp run` and the grids build.
-std::vector<std::string> model_names(bool runs_only = false);
-/// The kernels any model takes (with runs_only: any model of `dkp run`), in registry order.
-std::vector<std::string> kernel_names(bool runs_only = false);
+/// Model names in registry order.
+std::vector<std::string> model_names();
+/// The kernels any model takes, in registry order.
+std::vector<std::string> kernel_names();
 /// A model's posteriors (their names, not the aliases), in registry order; empty when it has none
 /// or is unknown.
 std::vector<std::string> posterior_names(const std::string& model);

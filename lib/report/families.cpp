@@ -167,6 +167,23 @@ std::vector<TableSpec> family_tables(const std::string& family,
                                "test log-likelihood and accuracy (%), probit likelihood",
                        {"test_ll", "test_acc_pct"}, {"dataset"}, c, Convention::sd, BoldRule::best,
                        4));
+  } else if (family == "compositional") {
+    // Columns are the three posteriors (the paper's rows); mean +- sd over the trials (the
+    // toy's splits), as the paper prints them.
+    TableSpec t = make(
+        "compositional-table1", "compositional", "1",
+        "Compositional uncertainty in deep GPs (Ustyuzhaninov et al. 2020), Table 1: ELBO (summed "
+        "over the 50 points) and each layer's marginal variance at x = 0 of two-layer DGPs on the "
+        "toy data",
+        {"elbo_total", "var_f1_at_0", "var_f2_at_0"}, {"dataset"},
+        {column("Mean field", sel("cdgp", "", "dsvi"), "dgp", "dsvi"),
+         column("Jointly Gaussian", sel("cdgp", "", "jointly-gaussian"), "dgp", "jointly-gaussian"),
+         column("Inducing locations", sel("cdgp", "", "inducing-locations"), "dgp",
+                "inducing-locations")},
+        Convention::sd, BoldRule::none, 2, {2});
+    t.scientific = {"var_f1_at_0", "var_f2_at_0"};
+    for (auto& c : t.columns) c.ref_metric = "";
+    out.push_back(std::move(t));
   } else if (family == "generic") {
     // One column per configuration and depth present in the grid; rows kernel x dataset.
     std::vector<ColumnSpec> cols;

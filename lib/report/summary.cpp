@@ -325,17 +325,16 @@ std::string summary_markdown(const std::vector<Table>& tables,
   o += "## Disagreements\n\n";
   int n_disagree = 0;
   for (const auto& t : tables) {
-    const int dec = t.spec.decimals;
     for (const auto& r : t.rows) {
       for (const auto& e : r.entries) {
         if (e.agree != "no" || !e.mean || !e.ref) continue;
         ++n_disagree;
         // Ours with the standard error the agreement test uses, the paper's error as printed,
         // each with its kind.
-        std::string ours = format_fixed(e.mean, dec);
+        std::string ours = format_value(e.mean, t.spec, r.metric);
         std::string ours_note;
         if (e.se) {
-          ours += " ± " + format_fixed(e.se, dec);
+          ours += " ± " + format_value(e.se, t.spec, r.metric);
           ours_note = "se";
         }
         if (e.n_done < e.n_expected) {
@@ -353,7 +352,7 @@ std::string summary_markdown(const std::vector<Table>& tables,
         const double se = e.se.value_or(0.0);
         const double tol = 2.0 * std::sqrt(se * se + e.ref_se * e.ref_se);
         const double diff = *e.mean - e.ref->mean;
-        std::string diff_text = format_fixed(diff, dec + 1);
+        std::string diff_text = format_value(diff, t.spec, r.metric, 1);
         if (diff > 0) diff_text = "+" + diff_text;
         const Explanation* x = find_explanation(explanations, t, r, e);
         std::string why =
@@ -362,7 +361,7 @@ std::string summary_markdown(const std::vector<Table>& tables,
         o += fmt::format(
             "- [{}]({}{}.md), {}: ours {} vs paper {} (difference {}, tolerance {}). {}\n",
             md_cell(t.spec.name), links.tables, t.spec.name, md_cell(entry_where(t, r, e)),
-            md_cell(ours), md_cell(paper), diff_text, format_fixed(tol, dec + 1), why);
+            md_cell(ours), md_cell(paper), diff_text, format_value(tol, t.spec, r.metric, 1), why);
       }
     }
   }
@@ -372,7 +371,6 @@ std::string summary_markdown(const std::vector<Table>& tables,
   // The reference code's own values, where we ran it.
   std::string code_list;
   for (const auto& t : tables) {
-    const int dec = t.spec.decimals;
     for (const auto& r : t.rows) {
       for (const auto& e : r.entries) {
         if (!e.code_ref) continue;
@@ -387,10 +385,10 @@ std::string summary_markdown(const std::vector<Table>& tables,
         const std::string verdict =
             !e.code_ours ? "ours is not computed on those splits"
             : e.code_agree == "yes"
-                ? "ours " + format_fixed(e.code_ours, dec + 1) + " agrees with it"
+                ? "ours " + format_value(e.code_ours, t.spec, r.metric, 1) + " agrees with it"
             : e.code_agree == "no"
-                ? "ours " + format_fixed(e.code_ours, dec + 1) + " disagrees with it"
-                : "ours " + format_fixed(e.code_ours, dec + 1) +
+                ? "ours " + format_value(e.code_ours, t.spec, r.metric, 1) + " disagrees with it"
+                : "ours " + format_value(e.code_ours, t.spec, r.metric, 1) +
                       " (not comparable: neither prints an error)";
         const std::string paper_verdict = e.agree == "yes"  ? "agrees with the paper"
                                           : e.agree == "no" ? "disagrees with the paper"

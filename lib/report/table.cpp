@@ -70,6 +70,17 @@ std::optional<double> metric_value(const CellRecord& c, const std::string& metri
     if (a != c.values.end() && std::isfinite(a->second)) return 100.0 * a->second;
     return std::nullopt;
   }
+  if (metric == "elbo_total") {
+    // The ELBO summed over the training points (the compositional paper's Table 1), from the
+    // mean of the run's final estimates (elbo_mean; elbo, the first, when absent): per-datapoint
+    // ELBOs times n_train.
+    auto v = c.values.find("elbo_mean");
+    if (v == c.values.end()) v = c.values.find("elbo");
+    const auto n = c.values.find("n_train");
+    if (v == c.values.end() || n == c.values.end() || !std::isfinite(v->second))
+      return std::nullopt;
+    return v->second * n->second;
+  }
   if (metric == "epoch_time_s") {
     // Key names of dkp run (step_s, train_s) and the longer spellings are both accepted.
     auto get = [&](std::initializer_list<const char*> keys) -> std::optional<double> {
@@ -113,6 +124,15 @@ std::string format_fixed(std::optional<double> x, int decimals) {
   // "-0.00" -> "0.00": a sign on a printed zero is noise.
   if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s = s.substr(1);
   return s;
+}
+
+std::string format_value(std::optional<double> x, const TableSpec& spec, const std::string& metric,
+                         int extra) {
+  const int decimals = spec.decimals + extra;
+  if (!x) return "";
+  if (std::find(spec.scientific.begin(), spec.scientific.end(), metric) != spec.scientific.end())
+    return fmt::format("{:.{}e}", *x, decimals);
+  return format_fixed(x, decimals);
 }
 
 Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
@@ -306,16 +326,16 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             if (spec.bold == BoldRule::best) {
               // Every method that prints the best value (ties at the printed precision), unless
               // every method prints the same value.
-              const std::string top = format_fixed(b.mean, spec.decimals);
+              const std::string top = format_value(b.mean, spec, row.metric);
               int with_values = 0, tied = 0;
               for (const auto& e : row.entries) {
                 if (!e.mean) continue;
                 ++with_values;
-                tied += format_fixed(e.mean, spec.decimals) == top;
+                tied += format_value(e.mean, spec, row.metric) == top;
               }
               if (!(tied == with_values && with_values > 1)) {
                 for (auto& e : row.entries) {
-                  if (e.mean && format_fixed(e.mean, spec.decimals) == top) e.bold = true;
+                  if (e.mean && format_value(e.mean, spec, row.metric) == top) e.bold = true;
                 }
               }
             } else {

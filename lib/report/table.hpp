@@ -28,7 +28,8 @@ struct CellRecord {
 
 /// The value of `metric` for a done cell. Besides direct keys, "epoch_time_s" falls back to
 /// epoch_s, then step_time_s | step_s (or train_time_s | train_s over steps) times
-/// ceil(n_train / batch) when result.json has n_train; "test_acc_pct" is 100 test_acc.
+/// ceil(n_train / batch) when result.json has n_train; "test_acc_pct" is 100 test_acc;
+/// "elbo_total" is n_train times elbo_mean (or elbo).
 std::optional<double> metric_value(const CellRecord& c, const std::string& metric);
 
 /// True for metrics where larger is better (elbo, test_ll, test_acc*, *_diff).
@@ -64,7 +65,7 @@ enum class BoldRule {
 
 struct TableSpec {
   std::string name;         ///< file stem, e.g. "gw-table2"
-  std::string paper;        ///< reference key: dkp, gw, agw, dsvi
+  std::string paper;        ///< reference key: dkp, gw, agw, dsvi, compositional
   std::string paper_table;  ///< table number in the paper ("" = any table of that paper)
   std::string title;
   std::vector<std::string> metrics;
@@ -73,6 +74,9 @@ struct TableSpec {
   Convention convention = Convention::se;
   BoldRule bold = BoldRule::best;
   int decimals = 2;
+  /// Metrics printed in scientific notation with `decimals` places ("2.22e-03"): values that
+  /// span orders of magnitude, such as the compositional paper's layer variances.
+  std::vector<std::string> scientific;
   std::vector<int> depths;  ///< only these depths (empty: all)
 };
 
@@ -140,5 +144,9 @@ std::string metric_title(const std::string& metric);
 
 /// Formats x with `decimals` places ("-0.38"); "" for nullopt.
 std::string format_fixed(std::optional<double> x, int decimals);
+/// Formats a value of `metric` as `spec` prints it: scientific with spec.decimals + extra places
+/// when the metric is one of spec.scientific ("2.22e-03"), else format_fixed; "" for nullopt.
+std::string format_value(std::optional<double> x, const TableSpec& spec, const std::string& metric,
+                         int extra = 0);
 
 }  // namespace dkp::report

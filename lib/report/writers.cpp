@@ -44,6 +44,9 @@ std::string metric_label(const std::string& m) {
   if (m == "test_ll") return "LL";
   if (m == "test_rmse") return "RMSE";
   if (m == "epoch_time_s") return "epoch (s)";
+  if (m == "elbo_total") return "ELBO (sum)";
+  if (m.rfind("var_f", 0) == 0 && m.size() == 11 && m.substr(6) == "_at_0")
+    return fmt::format("$\\mathrm{{Var}}[f_{}(0)]$", m[5]);
   return latex_escape(m);
 }
 
@@ -52,13 +55,14 @@ std::string kernel_label(const std::string& k) {
   return latex_escape(k);
 }
 
-std::string number(std::optional<double> mean, std::optional<double> err, int decimals, bool bold) {
-  std::string body = format_fixed(mean, decimals);
-  if (err) body += " \\pm " + format_fixed(err, decimals);
+std::string number(std::optional<double> mean, std::optional<double> err, const TableSpec& spec,
+                   const std::string& metric, bool bold) {
+  std::string body = format_value(mean, spec, metric);
+  if (err) body += " \\pm " + format_value(err, spec, metric);
   return bold ? "$\\mathbf{" + body + "}$" : "$" + body + "$";
 }
 
-std::string ours_cell(const Entry& e, int decimals) {
+std::string ours_cell(const Entry& e, const TableSpec& spec, const std::string& metric) {
   if (!e.mean) {
     if (e.status == "absent") return "";
     if (e.status == "failed")
@@ -66,7 +70,7 @@ std::string ours_cell(const Entry& e, int decimals) {
     if (e.status == "running") return "\\textit{running}";
     return "\\textit{missing}";
   }
-  std::string s = number(e.mean, e.shown_error, decimals, e.bold);
+  std::string s = number(e.mean, e.shown_error, spec, metric, e.bold);
   if (e.n_done < e.n_expected)
     s += fmt::format("\\textsuperscript{{{}/{}}}", e.n_done, e.n_expected);
   if (e.agree == "yes") s += "\\,{\\scriptsize\\checkmark}";
@@ -150,15 +154,15 @@ std::string splits_text(const std::vector<int>& splits) {
   return o;
 }
 
-std::string md_ours_cell(const Entry& e, int decimals) {
+std::string md_ours_cell(const Entry& e, const TableSpec& spec, const std::string& metric) {
   if (!e.mean) {
     if (e.status == "absent") return "";
     if (e.status == "failed") return fmt::format("*failed {}/{}*", e.n_failed, e.n_expected);
     if (e.status == "running") return "*running*";
     return "*missing*";
   }
-  std::string s = format_fixed(e.mean, decimals);
-  if (e.shown_error) s += " ± " + format_fixed(e.shown_error, decimals);
+  std::string s = format_value(e.mean, spec, metric);
+  if (e.shown_error) s += " ± " + format_value(e.shown_error, spec, metric);
   if (e.bold) s = "**" + s + "**";
   if (e.n_done < e.n_expected) s += fmt::format(" ({}/{})", e.n_done, e.n_expected);
   if (e.agree == "yes") s += " ✓";
@@ -207,6 +211,9 @@ std::string metric_title(const std::string& m) {
   if (m == "test_acc_pct") return "test accuracy (%)";
   if (m == "test_acc") return "test accuracy";
   if (m == "epoch_time_s") return "epoch time (s)";
+  if (m == "elbo_total") return "ELBO (sum over the points)";
+  if (m.rfind("var_f", 0) == 0 && m.size() == 11 && m.substr(6) == "_at_0")
+    return fmt::format("Var[f{}(0)]", m[5]);
   return m;
 }
 
@@ -272,7 +279,7 @@ std::string to_latex(const Table& t) {
     cells.push_back(new_dataset || !rk_depth ? latex_escape(row.dataset) : "");
     if (rk_depth) cells.push_back(std::to_string(row.depth));
     for (const auto& e : row.entries) {
-      cells.push_back(ours_cell(e, s.decimals));
+      cells.push_back(ours_cell(e, s, row.metric));
       cells.push_back(paper_cell(e));
     }
     for (size_t i = 0; i < cells.size(); ++i) o += (i ? " & " : "") + cells[i];
@@ -388,7 +395,7 @@ std::string to_markdown(const Table& t) {
     cells.push_back(md_escape(row.dataset));
     if (rk_depth) cells.push_back(std::to_string(row.depth));
     for (const auto& e : row.entries) {
-      cells.push_back(md_ours_cell(e, s.decimals));
+      cells.push_back(md_ours_cell(e, s, row.metric));
       cells.push_back(md_paper_cell(e));
     }
     o += line(cells);

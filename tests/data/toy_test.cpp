@@ -46,3 +46,29 @@ TEST_CASE("compositional toy data: bad sizes and noise") {
   CHECK_THROWS_AS(compositional_toy(10, -0.1, s), dkp::ConfigError);
   CHECK_THROWS_AS(compositional_toy(10, std::nan(""), s), dkp::ConfigError);
 }
+
+TEST_CASE("the toy dataset: its splits are trials of one data set, unstandardised") {
+  using namespace dkp::data;
+  CHECK(is_toy_dataset("toy"));
+  CHECK(!is_toy_dataset("boston"));
+  const RegressionSplit a = toy_split(0), b = toy_split(7);
+  REQUIRE(a.X_train.n_rows == kToyPoints);
+  REQUIRE(a.X_test.n_rows == 101);
+  CHECK(b.split == 7);
+  CHECK(arma::approx_equal(a.X_train, b.X_train, "absdiff", 0.0));
+  CHECK(arma::approx_equal(a.y_train, b.y_train, "absdiff", 0.0));
+  CHECK(arma::approx_equal(a.y_test, b.y_test, "absdiff", 0.0));
+  // `dkp toy`'s data at its default seed, and test points that are not the training noise again.
+  dkp::random::Stream rng = dkp::random::Stream(0).child("toy-data", 0);
+  const ToyData d = compositional_toy(kToyPoints, kToyNoiseStd, rng);
+  CHECK(arma::approx_equal(a.y_train, d.y, "absdiff", 0.0));
+  CHECK(a.y_mean == 0.0);
+  CHECK(a.y_std == 1.0);
+  CHECK(arma::approx_equal(a.x_stats.transform(a.X_test), a.X_test, "absdiff", 0.0));
+  const arma::vec r = a.y_test - arma::sin(7.0 * arma::exp(a.X_test.col(0)));
+  CHECK(arma::stddev(r) < 3.0 * kToyNoiseStd);
+  CHECK(arma::stddev(r) > 0.3 * kToyNoiseStd);
+  // The fingerprint is fixed, and is that of the values.
+  CHECK(toy_sha256() == toy_sha256());
+  CHECK(toy_sha256().size() == 64);
+}

@@ -189,3 +189,46 @@ TEST_CASE("run_cell: a directory of another configuration is refused, and left a
   CHECK_THROWS_AS(run_cell(missing, tiny_options(fresh, data_root)), dkp::DataError);
   CHECK(!fs::exists(fresh));
 }
+
+TEST_CASE("run: the toy's splits are trials, and its runs record each layer's variance at 0") {
+  // The toy needs no data files: the data root is empty.
+  const fs::path root = dkp::test::temp_dir("run-toy-data"), out = dkp::test::temp_dir("run-toy");
+  RunSpec s = tiny_spec();
+  s.grid = "toy";
+  s.dataset = "toy";
+  s.model = "cdgp";
+  s.inference.clear();
+  s.posterior = "jointly-gaussian";
+  s.kernel = "periodic";
+  s.protocol.batch = 50;
+  s.protocol.inducing = 5;
+  s.protocol.lr_schedule = {{0, 1e-3}};
+  validate_run_spec(s);
+  // The trial's streams: split k of the toy is (seed, posterior, k); a UCI split is its seed's.
+  RunSpec u = tiny_spec();
+  u.split = 0;
+  auto draw = [](const dkp::random::Stream& root) {
+    dkp::random::Stream x = root.child("x", 0);
+    return dkp::random::uniform(x);
+  };
+  CHECK(draw(run_stream(u)) == draw(dkp::random::Stream(7)));
+  RunSpec s1 = s;
+  s1.split = 1;
+  CHECK(draw(run_stream(s)) == draw(dkp::random::Stream(7).child("jointly-gaussian", 0)));
+  CHECK(draw(run_stream(s1)) != draw(run_stream(s)));
+  // Two trials train on the same data to different results; each writes the variances.
+  std::vector<double> elbo;
+  for (const RunSpec& spec : {s, s1}) {
+    const fs::path dir = out / std::to_string(spec.split);
+    RunOptions o = tiny_options(dir, root);
+    const RunOutcome r = run_cell(spec, o);
+    REQUIRE(r.status == RunStatus::done);
+    const util::JsonValue j = util::read_json_object(dir / "result.json");
+    CHECK(j.at("n_train").get<double>() == 50);
+    CHECK(j.at("var_f1_at_0").get<double>() > 0.0);
+    CHECK(j.at("var_f2_at_0").get<double>() > 0.0);
+    CHECK(j.at("data_sha256").get<std::string>() == run_data_sha256(root, "toy", spec.split));
+    elbo.push_back(j.at("elbo").get<double>());
+  }
+  CHECK(elbo[0] != elbo[1]);
+}

@@ -255,6 +255,26 @@ TEST_CASE("compositional DGP: predictions, hidden layers and layer functions") {
   }
 }
 
+TEST_CASE("compositional DGP: posterior summaries are each layer's variance at 0") {
+  for (const auto& post : dkp::models::cdgp_posteriors()) {
+    CAPTURE(post);
+    dkp::random::Stream init(3);
+    const CompositionalDgp model(small(post, 2), init);
+    dkp::random::Stream r1(5), r2(5);
+    const auto s = model.posterior_summaries(model.initial_parameters(), r1);
+    REQUIRE(s.size() == 2);
+    CHECK(s[0].first == "var_f1_at_0");
+    CHECK(s[1].first == "var_f2_at_0");
+    const arma::mat x0(1, 1, arma::fill::zeros);
+    const auto f = model.layer_functions(model.initial_parameters(), x0,
+                                         CompositionalDgp::kSummarySamples, r2);
+    for (size_t l = 0; l < 2; ++l) {
+      CHECK(s[l].second > 0.0);
+      CHECK(s[l].second == arma::var(arma::vectorise(f[l])));
+    }
+  }
+}
+
 TEST_CASE("compositional DGP: bad configurations and inputs") {
   dkp::random::Stream init(1);
   CHECK_THROWS_AS(CompositionalDgp(small("mean-field"), init), dkp::ConfigError);

@@ -331,7 +331,8 @@ TEST_CASE("reference CSVs: they parse, and every printed cell of the papers' tab
   }
   // Tables over the full grids (no results): how many entries find their printed value.
   std::map<std::string, std::pair<int, int>> found;  // table -> (with ref, entries)
-  for (const char* name : {"dkp-table1", "gw-tables", "agw-tables", "agw-runtime", "dsvi-tables"}) {
+  for (const char* name :
+       {"dkp-table1", "gw-tables", "agw-tables", "agw-runtime", "dsvi-tables", "toy"}) {
     const ex::Grid g =
         ex::load_grid(fs::path(DKP_SOURCE_DIR) / "experiments" / (std::string(name) + ".yaml"));
     for (const auto& t : ex::grid_tables(g, dkp::test::temp_dir("noresults"), refs)) {
@@ -357,6 +358,51 @@ TEST_CASE("reference CSVs: they parse, and every printed cell of the papers' tab
   CHECK(found["agw-table6"] == std::pair{144, 144});
   CHECK(found["dsvi-table4"] == std::pair{56, 56});
   CHECK(found["dsvi-table5"] == std::pair{56, 56});
+  CHECK(found["compositional-table1"] == std::pair{9, 9});
+}
+
+TEST_CASE("tables: the summed ELBO and scientific notation (the compositional paper's Table 1)") {
+  CellRecord c = rec("cdgp", "", "dsvi", 0, std::nullopt);
+  c.state = "done";
+  c.values = {{"elbo", 0.5}, {"n_train", 50}};
+  CHECK(*metric_value(c, "elbo_total") == doctest::Approx(25.0));
+  c.values["elbo_mean"] = 0.7;  // the mean of the final estimates, when the run wrote it
+  CHECK(*metric_value(c, "elbo_total") == doctest::Approx(35.0));
+  c.values.erase("n_train");
+  CHECK(!metric_value(c, "elbo_total"));
+  TableSpec spec;
+  spec.decimals = 2;
+  spec.scientific = {"var_f1_at_0"};
+  CHECK(format_value(2.2249e-3, spec, "var_f1_at_0") == "2.22e-03");
+  CHECK(format_value(2.2249e-3, spec, "var_f1_at_0", 1) == "2.225e-03");
+  CHECK(format_value(2.2249e-3, spec, "elbo_total") == "0.00");
+  CHECK(format_value(std::nullopt, spec, "var_f1_at_0").empty());
+  // Mean +- sd over the trials, beside the paper's mean +- sd of 10 trials.
+  std::vector<CellRecord> cells;
+  const std::vector<double> v = {1.9e-6, 2.1e-6, 2.0e-6};
+  for (int s = 0; s < 3; ++s) {
+    CellRecord r = rec("cdgp", "", "dsvi", s, v[s], "var_f1_at_0", "toy", 2, "periodic", 10);
+    r.values["n_train"] = 50;
+    r.values["elbo_mean"] = 0.2 + 0.01 * s;
+    cells.push_back(r);
+  }
+  const auto specs = family_tables("compositional", cells, "");
+  REQUIRE(specs.size() == 1);
+  const auto refs = load_reference_dir(fs::path(DKP_SOURCE_DIR) / "results" / "reference");
+  const Table t = build_table(specs[0], cells, refs);
+  REQUIRE(t.rows.size() == 3);
+  CHECK(t.rows[0].metric == "elbo_total");
+  const Entry& elbo = entry(t, 0, "Mean field");
+  CHECK(*elbo.mean == doctest::Approx(50 * 0.21));
+  REQUIRE(elbo.ref);
+  CHECK(elbo.ref->mean == 13.43);
+  const Entry& var = entry(t, 1, "Mean field");
+  CHECK(*var.mean == doctest::Approx(2.0e-6));
+  CHECK(*var.shown_error == doctest::Approx(sd_of(v)));
+  REQUIRE(var.ref);
+  CHECK(var.ref->mean == 1.99e-6);
+  CHECK(to_markdown(t).find("2.00e-06 ± 1.00e-07") != std::string::npos);
+  CHECK(entry(t, 1, "Jointly Gaussian").status == "absent");  // no cell of it
 }
 
 TEST_CASE("reference CSV parsing: quoting and errors name the line") {

@@ -107,11 +107,13 @@ Var tri_solve(const Var& T, const Var& B, linalg::Uplo uplo, bool trans, linalg:
       if (T.needs_grad()) {
         // Tbar = -(op(T)bar or its transpose), confined to the triangle that was read:
         //   left:  -Bbar X^T (T) or -X Bbar^T (T^T);  right: -X^T Bbar (T) or -Bbar^T X (T^T).
-        // Only that triangle is computed (about half the flops of the full product).
+        // Only that triangle is computed (about half the flops of the full product), and only
+        // its diagonal blocks when T's diagonal alone is used (Node::adj_diag_only: the same
+        // dgemm calls for those blocks, so the same diagonal).
         arma::mat& Tbar = T.node()->adj_ref();
         const arma::mat& P = left == trans ? X : Bbar;
         const arma::mat& Q = left == trans ? Bbar : X;
-        linalg::add_tri_product(Tbar, uplo, P, Q, !left, -1.0);
+        linalg::add_tri_product(Tbar, uplo, P, Q, !left, -1.0, T.node()->adj_diag_only);
       }
       accumulate_move(B, std::move(Bbar));
     };

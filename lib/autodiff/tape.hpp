@@ -33,6 +33,13 @@ struct Node {
   arma::mat adj;                   ///< empty until something propagates into it
   std::function<void()> backward;  ///< empty for leaves and constants
   bool needs_grad = false;
+  /// Set by the op that made this node when its backward closure reads only the diagonal of the
+  /// adjoint (distributions::bartlett_assemble with a constant strict lower triangle: only
+  /// c = diag(T)^2 carries a gradient). Ops consuming the node may then leave the adjoint's
+  /// off-diagonal entries incomplete and skip the work that only feeds them (the DIWP's
+  /// N0 x N0 Bartlett factor: tri_solve's and matmul's adjoints of T, about 80 GFlop a step on
+  /// CIFAR-10). The diagonal must be exactly what the full adjoint would have.
+  bool adj_diag_only = false;
 
   /// Adjoint, zero-initialised on first use.
   arma::mat& adj_ref() {

@@ -73,13 +73,17 @@ Var bartlett_assemble(const Var& c, const Var& lower) {
     T(j, j) = std::sqrt(c.val()[j]);
   }
   arma::vec d = T.diag();
-  return c.tape().record(std::move(T), {c, lower}, [c, lower, d](ad::Node* out) {
+  Var out = c.tape().record(std::move(T), {c, lower}, [c, lower, d](ad::Node* out) {
     return [c, lower, d, out] {
       const arma::mat& g = out->adj;
       if (c.needs_grad()) ad::accumulate(c, arma::vec(g.diag()) / (2.0 * d));
       if (lower.needs_grad()) ad::accumulate(lower, lower_part(g, 1));
     };
   });
+  // Without a gradient for the strict lower triangle (the Wishart and inverse Wishart samplers'
+  // constant normals), the backward above reads only the adjoint's diagonal.
+  out.node()->adj_diag_only = !lower.needs_grad();
+  return out;
 }
 
 BartlettFactor bartlett_sample(arma::uword P, const BartlettParams& p, random::Stream& s,

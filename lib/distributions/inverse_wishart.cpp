@@ -153,8 +153,8 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
 
 }  // namespace
 
-PsdSample inverse_wishart_sample(const Var& L, const Var& nu, random::Stream& s,
-                                 GammaMethod method) {
+PsdSample inverse_wishart_sample(const Var& L, const Var& nu, random::Stream& s, GammaMethod method,
+                                 bool with_gram) {
   check_args(L, nu, "inverse_wishart_sample");
   const arma::uword P = L.n_rows();
   Tape& tape = L.tape();
@@ -166,6 +166,7 @@ PsdSample inverse_wishart_sample(const Var& L, const Var& nu, random::Stream& s,
   BartlettFactor bf = bartlett_sample(P, p, s, method);
   // F = L T^{-T}: solve X T^T = L from the right.
   Var F = ad::tri_solve(bf.T, L, linalg::Uplo::Lower, /*trans=*/true, linalg::Side::Right);
+  if (!with_gram) return {Var(), F, bf};
   Var G = ad::matmul(F, F, false, true);
   return {G, F, bf};
 }

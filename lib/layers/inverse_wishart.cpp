@@ -66,7 +66,9 @@ IwLayerSample iw_input_layer(const Var& Fi, const Var& Ft, const Var& log_delta,
   const Var psi_q = ad::mul(delta, eye(tape, N0)) + v_term;
   const Var L_q = ad::cholesky(psi_q, "diwp input layer: delta I + V V^T / N0");
   const Var nu_q = ad::add_scalar(delta + gamma, n0 + 1.0);
-  const dist::PsdSample s = dist::inverse_wishart_sample(L_q, nu_q, rng, method);
+  // Omega = F F^T itself is never formed: G_1 needs only F (below).
+  const dist::PsdSample s =
+      dist::inverse_wishart_sample(L_q, nu_q, rng, method, /*with_gram=*/false);
   // P(Omega) = IW(delta I, delta + N0 + 1)   (eq. 95)
   const Var L_p = ad::mul(ad::exp(ad::scale(log_delta, 0.5)), eye(tape, N0));
   const Var nu_p = ad::add_scalar(delta, n0 + 1.0);

@@ -26,6 +26,25 @@ constexpr int kPanel = 256;
 // Fewer right-hand sides than this are solved by dtrsm (solve_into).
 constexpr int kMinBlockedRhs = 8;
 
+// Whether the rows x cols block at p (column-major, leading dimension ld) is all zeros. Returns
+// at the first nonzero, so a dense block costs one read; a zero block is read once, which is
+// what the work skipped because of it (a solve or a product of that block) reads anyway.
+//
+// Skipping work on zero blocks is exact: a dgemm update with a zero factor adds (+-)0 to each
+// entry, which leaves every entry as it was (up to the sign of entries that are themselves
+// zero), and a triangular solve of a zero right-hand side is zero. Triangular right-hand sides
+// make such blocks (the DIWP's L_q^{-1} sqrt(delta) I, and the adjoint of a triangular factor
+// from a triangular operand: about half of each such solve or product on N0 = 3072).
+bool all_zero(const double* p, arma::uword rows, arma::uword cols, arma::uword ld) {
+  for (arma::uword j = 0; j < cols; ++j) {
+    const double* c = p + j * ld;
+    for (arma::uword i = 0; i < rows; ++i) {
+      if (c[i] != 0.0) return false;
+    }
+  }
+  return true;
+}
+
 // The explicit inverses of the diagonal blocks of at most `leaf` rows that solve_rec ends in
 // (by substitution), computed once per solve and shared by all column panels. Leaves are found by
 // the same halving as solve_rec's and stored by their first row.
@@ -102,32 +121,42 @@ void solve_rec(const double* T, int ldt, int n, int first, double* B, int ldb, i
   auto rec = [&](const double* Tk, int nk, int fk, double* Bk) {
     solve_rec(Tk, ldt, nk, fk, Bk, ldb, m, lower, trans, left, leaf, leaves);
   };
+  // The half solved first is skipped with its update of the other half when its right-hand side
+  // is zero (then so is its solution, and the update subtracts zero; see all_zero).
   if (left) {
     double* B1 = B;
     double* B2 = B + h;
     if (eff_lower) {  // X1 = A11^{-1} B1;  B2 -= A21 X1;  X2 = A22^{-1} B2
-      rec(T11, h, first, B1);
-      cblas_dgemm(CblasColMajor, top, CblasNoTrans, r, m, h, -1.0, Toff, ldt, B1, ldb, 1.0, B2,
-                  ldb);
+      if (!all_zero(B1, arma::uword(h), arma::uword(m), arma::uword(ldb))) {
+        rec(T11, h, first, B1);
+        cblas_dgemm(CblasColMajor, top, CblasNoTrans, r, m, h, -1.0, Toff, ldt, B1, ldb, 1.0, B2,
+                    ldb);
+      }
       rec(T22, r, first + h, B2);
     } else {  // X2 = A22^{-1} B2;  B1 -= A12 X2;  X1 = A11^{-1} B1
-      rec(T22, r, first + h, B2);
-      cblas_dgemm(CblasColMajor, top, CblasNoTrans, h, m, r, -1.0, Toff, ldt, B2, ldb, 1.0, B1,
-                  ldb);
+      if (!all_zero(B2, arma::uword(r), arma::uword(m), arma::uword(ldb))) {
+        rec(T22, r, first + h, B2);
+        cblas_dgemm(CblasColMajor, top, CblasNoTrans, h, m, r, -1.0, Toff, ldt, B2, ldb, 1.0, B1,
+                    ldb);
+      }
       rec(T11, h, first, B1);
     }
   } else {
     double* B1 = B;
     double* B2 = B + std::ptrdiff_t(h) * ldb;
     if (eff_lower) {  // X2 = B2 A22^{-1};  B1 -= X2 A21;  X1 = B1 A11^{-1}
-      rec(T22, r, first + h, B2);
-      cblas_dgemm(CblasColMajor, CblasNoTrans, top, m, h, r, -1.0, B2, ldb, Toff, ldt, 1.0, B1,
-                  ldb);
+      if (!all_zero(B2, arma::uword(m), arma::uword(r), arma::uword(ldb))) {
+        rec(T22, r, first + h, B2);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, top, m, h, r, -1.0, B2, ldb, Toff, ldt, 1.0, B1,
+                    ldb);
+      }
       rec(T11, h, first, B1);
     } else {  // X1 = B1 A11^{-1};  B2 -= X1 A12;  X2 = B2 A22^{-1}
-      rec(T11, h, first, B1);
-      cblas_dgemm(CblasColMajor, CblasNoTrans, top, m, r, h, -1.0, B1, ldb, Toff, ldt, 1.0, B2,
-                  ldb);
+      if (!all_zero(B1, arma::uword(m), arma::uword(h), arma::uword(ldb))) {
+        rec(T11, h, first, B1);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, top, m, r, h, -1.0, B1, ldb, Toff, ldt, 1.0, B2,
+                    ldb);
+      }
       rec(T22, r, first + h, B2);
     }
   }
@@ -261,7 +290,7 @@ arma::mat tri_solve(const arma::mat& T, arma::mat&& B, Uplo uplo, bool trans, Si
 }
 
 void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::mat& Q, bool trans,
-                     double alpha) {
+                     double alpha, bool diagonal_blocks_only) {
   const arma::uword n = trans ? P.n_cols : P.n_rows, k = trans ? P.n_rows : P.n_cols;
   if (Q.n_rows != P.n_rows || Q.n_cols != P.n_cols || C.n_rows != n || C.n_cols != n) {
     throw Error(fmt::format("linalg::add_tri_product: C {}x{}, P {}x{}, Q {}x{}", C.n_rows,
@@ -285,11 +314,18 @@ void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::ma
     auto at = [&](const arma::mat& M, arma::uword i0) {
       return M.memptr() + (trans ? i0 * k + l0 : i0 + l0 * n);
     };
+    // Rows i0 .. i0 + r - 1 of op(M)'s chunk are zero (see all_zero: their products add zero).
+    auto zero_rows = [&](const arma::mat& M, arma::uword i0, arma::uword r) {
+      return trans ? all_zero(at(M, i0), arma::uword(kc), r, k)
+                   : all_zero(at(M, i0), r, arma::uword(kc), n);
+    };
     for (arma::uword j0 = 0; j0 < n; j0 += kBlock) {
       const arma::uword w = std::min(kBlock, n - j0), j1 = j0 + w;
+      // A zero chunk of Q's block (a triangular Q: the chunks past the diagonal) adds nothing.
+      if (zero_rows(Q, j0, w)) continue;
       // Off-diagonal part of block column j0..j1: rows j1..n (lower) or 0..j0 (upper).
       const arma::uword r0 = uplo == Uplo::Lower ? j1 : 0, r1 = uplo == Uplo::Lower ? n : j0;
-      if (r1 > r0) {
+      if (r1 > r0 && !diagonal_blocks_only && !zero_rows(P, r0, r1 - r0)) {
         cblas_dgemm(CblasColMajor, ta, tb, int(r1 - r0), int(w), kc, alpha, at(P, r0), ld,
                     at(Q, j0), ld, 1.0, C.colptr(j0) + r0, ni);
       }

@@ -66,10 +66,14 @@ void tri_solve_panels(const arma::mat& T, arma::mat& X, Uplo uplo, bool trans, c
 /// C += alpha * tri(P Q^T) (P, Q n x k) or, when `trans`, C += alpha * tri(P^T Q) (P, Q k x n),
 /// where tri keeps the `uplo` triangle (with the diagonal); C's other triangle is not touched.
 /// Blocked dgemm calls on the triangle only: about half the flops of the full product (the
-/// adjoint of a triangular factor needs only its triangle).
+/// adjoint of a triangular factor needs only its triangle). Chunks of the product with a zero
+/// factor are skipped (a triangular Q: about half the flops again). With
+/// `diagonal_blocks_only`, only the triangles of the 32 x 32 diagonal blocks are added (the same
+/// dgemm calls as without it, so C's diagonal is the same to the last bit) and the rest of C is
+/// not touched: for an adjoint whose diagonal alone is used (autodiff::Node::adj_diag_only).
 /// @throws dkp::Error on mismatched sizes
 void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::mat& Q, bool trans,
-                     double alpha);
+                     double alpha, bool diagonal_blocks_only = false);
 
 /// L^{-1} B, or L^{-T} B when trans (L lower triangular).
 inline arma::mat solve_lower(const arma::mat& L, const arma::mat& B, bool trans = false) {

@@ -453,6 +453,44 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a Bartlett factor with a constant lower triangle: diagonal-only adjoints, exact") {
+  // bartlett_assemble with a constant `lower` marks T's adjoint as read on the diagonal only
+  // (Node::adj_diag_only), and tri_solve's and matmul's adjoints of T then compute only its
+  // diagonal blocks (matmul from P = 512 on). The gradient w.r.t. c must be the one with the full
+  // adjoints (a variable `lower`) to the last bit, and match finite differences. As the
+  // inverse Wishart sampler and the DIWP's log prior use T: F = L T^{-T} and T^T L^{-1} L_p.
+  dkp::random::Stream s = stream("bartlett-diag-only");
+  const arma::uword P = 520;
+  const arma::mat lower = dkp::random::normal_matrix(s, P, P);
+  const arma::mat c0 = dkp::random::uniform_matrix(s, P, 1) + 0.5 * double(P);
+  const arma::mat G = dkp::random::normal_matrix(s, P, P);
+  const arma::mat L = arma::chol(G * G.t() / double(P) + arma::eye(P, P), "lower");
+  const arma::mat Wt = dkp::random::normal_matrix(s, P, P);
+  const auto f = [&](const Var& c, const Var& low, const Var& a) {
+    const Var T = dd::bartlett_assemble(ad::mul(ad::exp(a), c), low);
+    const Var Lv = c.tape().constant(L);
+    const Var F = ad::tri_solve(T, Lv, dkp::linalg::Uplo::Lower, true, dkp::linalg::Side::Right);
+    const Var W = ad::matmul(T, ad::solve_lower(Lv, Lv), true, false);
+    return ad::sum(ad::mul(F, c.tape().constant(Wt))) + ad::sum(ad::square(W));
+  };
+  const arma::mat a0(1, 1, arma::fill::value(0.1));
+  arma::mat grad_const, grad_var;
+  for (bool constant_lower : {true, false}) {
+    Tape tape;
+    const Var c = tape.variable(c0), a = tape.constant(a0);
+    const Var low = constant_lower ? tape.constant(lower) : tape.variable(lower);
+    tape.backward(f(c, low, a));
+    (constant_lower ? grad_const : grad_var) = c.grad();
+  }
+  CHECK(arma::approx_equal(grad_const, grad_var, "absdiff", 0.0));
+  // Finite differences through one scale parameter of c (each evaluation is O(P^3)).
+  expect_grad(
+      [&](Tape& tape, const std::vector<Var>& v) {
+        return f(tape.constant(c0), tape.constant(lower), v[0]);
+      },
+      {a0}, "bartlett_assemble diagonal-only adjoints");
+}
+
 TEST_CASE(
     "the Bartlett module's fused ops: values against closed forms, finite-difference gradients") {
   dkp::random::Stream s = stream("fused-ops");

@@ -160,6 +160,55 @@ TEST_CASE("add_tri_product: one triangle of P Q^T or P^T Q, other triangle untou
       dkp::Error);
 }
 
+TEST_CASE("add_tri_product: a triangular factor's zero chunks; diagonal blocks only") {
+  // Q lower triangular with k = n = 1100: the chunks past each block's diagonal are zero and
+  // skipped; the triangle is still the product's. With diagonal_blocks_only, the diagonal is the
+  // same to the last bit (the same dgemm calls) and nothing outside the 32 x 32 diagonal blocks
+  // is touched.
+  arma::arma_rng::set_seed(11);
+  const arma::uword n = 1100;
+  const arma::mat C0 = arma::randn(n, n);
+  const arma::mat P = arma::randn(n, n);
+  const arma::mat Q = arma::trimatl(arma::randn(n, n));
+  for (bool trans : {false, true}) {
+    CAPTURE(trans);
+    const arma::mat Qop = trans ? arma::mat(Q.t()) : Q;  // P^T Q^T^T: the same triangular Q^T
+    const arma::mat full = trans ? arma::mat(P.t() * Qop) : arma::mat(P * Qop.t());
+    arma::mat C = C0, D = C0;
+    la::add_tri_product(C, la::Uplo::Lower, P, Qop, trans, -1.0);
+    la::add_tri_product(D, la::Uplo::Lower, P, Qop, trans, -1.0, /*diagonal_blocks_only=*/true);
+    const arma::mat expected = arma::trimatl(C0 - full) + arma::trimatu(C0, 1);
+    CHECK(arma::approx_equal(C, expected, "absdiff", 1e-9));
+    CHECK(arma::approx_equal(arma::vec(D.diag()), arma::vec(C.diag()), "absdiff", 0.0));
+    bool outside_untouched = true;
+    for (arma::uword j = 0; j < n; ++j)
+      for (arma::uword i = 0; i < n; ++i)
+        if (i / 32 != j / 32 && D(i, j) != C0(i, j)) outside_untouched = false;
+    CHECK(outside_untouched);
+  }
+}
+
+TEST_CASE("tri_solve: zero blocks of a triangular right-hand side") {
+  // L^{-1} B with B lower triangular (the DIWP's L^{-1} sqrt(delta) I): the solve skips the zero
+  // blocks; the solution is still lower triangular with exact zeros above the diagonal, and
+  // solves the system, on both sides and for op(L) = L and L^T.
+  arma::arma_rng::set_seed(12);
+  const arma::uword n = 600;
+  const arma::mat G = arma::randn(n, n);
+  const arma::mat L = arma::chol(G * G.t() / double(n) + arma::eye(n, n), "lower");
+  const arma::mat B = arma::trimatl(arma::randn(n, n));
+  for (bool trans : {false, true}) {
+    CAPTURE(trans);
+    const arma::mat op = trans ? arma::mat(L.t()) : L;
+    const arma::mat X = la::tri_solve(L, B, la::Uplo::Lower, trans, la::Side::Left);
+    CHECK(arma::approx_equal(op * X, B, "absdiff", 1e-9));
+    if (!trans) CHECK(arma::approx_equal(arma::trimatu(X, 1), arma::zeros(n, n), "absdiff", 0.0));
+    // X op(L) = B^T (upper triangular): its zero blocks are the right side's.
+    const arma::mat Y = la::tri_solve(L, arma::mat(B.t()), la::Uplo::Lower, trans, la::Side::Right);
+    CHECK(arma::approx_equal(Y * op, arma::mat(B.t()), "absdiff", 1e-9));
+  }
+}
+
 TEST_CASE("tri_solve_panels: precomputed leaf inverses give the same solution, transposed too") {
   // The adjoint of a solve reuses the forward solve's leaf inverses (layers/gigp.cpp): the same
   // numbers to the last bit as computing them again, for op(T) = T and T^T and across panels.

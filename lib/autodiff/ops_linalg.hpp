@@ -42,6 +42,33 @@ Var solve_upper(const Var& U, const Var& B, bool trans = false);
 /// A^{-1} B = L^{-T} L^{-1} B from the lower factor L of A (two solve_lower nodes).
 Var chol_solve(const Var& L, const Var& B);
 
+/// alpha V V^T (n x n, exactly symmetric) for an n x k V, by dsyrk on one triangle (n^2 k flops,
+/// half a dense product's) and a copy to the other. Adjoint: Vbar = alpha (G + G^T) V, one dgemm
+/// (2 n^2 k flops) instead of matmul's two (the DIWP's V V^T / N0: 58 -> 29 GFlop forward,
+/// 116 -> 58 backward for N0 = 3072).
+Var gram_scaled(const Var& V, double alpha);
+
+/// ||T^T L^{-1}||_F^2 = tr(L^{-T} T T^T L^{-1}) (1x1) for lower-triangular n x n T and L (only
+/// their lower triangles are read): with L_p = sqrt(delta) I, the DIWP input layer's
+/// tr(Psi_p G^{-1}) = delta ||T^T L_q^{-1}||_F^2. Forward: L^{-1} by dtrtri (n^3 / 3) and
+/// M = T^T L^{-1} as a triangle-times-triangle product (2 n^3 / 3), instead of a solve against a
+/// dense sqrt(delta) I and a dense product. With g the output's adjoint:
+///   Tbar = 2 g tril(L^{-1} M^T)   (only its diagonal, O(n^2), when T's adjoint is read there only:
+///                                  Node::adj_diag_only),
+///   Lbar = -2 g tril(M^T M L^{-T})   (M^T M by dsyrk, n^3; the triangle by tril_times_lower_t,
+///                                    n^3 / 3).
+Var sq_norm_tri_t_inv(const Var& T, const Var& L);
+
+/// [Xi; Xt] L T^{-T} ((mi + mt) x n) for lower-triangular n x n L and T (only their lower
+/// triangles are read): the features X F of an inverse Wishart sample's factor F = L T^{-T}
+/// (distributions::inverse_wishart_sample) without forming F. Forward: X L by dtrmm and the
+/// right solve on the thin (mi + mt) x n product, 2 (mi + mt) n^2 flops, against n^3 for F and
+/// 2 (mi + mt) n^2 for X F. Backward: with R = Ybar T^{-1} (a thin solve: F's adjoint
+/// X^T Ybar has rank <= mi + mt, so its solve is done on Ybar),
+///   Xbar = R L^T (dtrmm, for the parts that need it),  Lbar = tril(X^T R),
+///   Tbar = -tril(R^T Y)   (only its diagonal, O((mi + mt) n), under Node::adj_diag_only).
+Var times_iw_factor(const Var& Xi, const Var& Xt, const Var& L, const Var& T);
+
 /// log det(A) = 2 sum_i log L_ii from the lower Cholesky factor L of A (1x1).
 Var logdet_chol(const Var& L);
 

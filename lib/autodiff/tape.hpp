@@ -38,7 +38,9 @@ struct Node {
   /// c = diag(T)^2 carries a gradient). Ops consuming the node may then leave the adjoint's
   /// off-diagonal entries incomplete and skip the work that only feeds them (the DIWP's
   /// N0 x N0 Bartlett factor: tri_solve's and matmul's adjoints of T, about 80 GFlop a step on
-  /// CIFAR-10). The diagonal must be exactly what the full adjoint would have.
+  /// CIFAR-10). The diagonal must be exactly what the full adjoint would have (to the last bit
+  /// for matmul and tri_solve; sq_norm_tri_t_inv and times_iw_factor compute it directly as row
+  /// or column sums, the same value up to round-off).
   bool adj_diag_only = false;
 
   /// Adjoint, zero-initialised on first use.

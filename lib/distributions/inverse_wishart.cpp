@@ -154,7 +154,7 @@ std::pair<Var, Var> iw_conditional_finish(const Var& G, const Var& L, const Var&
 }  // namespace
 
 PsdSample inverse_wishart_sample(const Var& L, const Var& nu, random::Stream& s, GammaMethod method,
-                                 bool with_gram) {
+                                 IwParts parts) {
   check_args(L, nu, "inverse_wishart_sample");
   const arma::uword P = L.n_rows();
   Tape& tape = L.tape();
@@ -164,9 +164,10 @@ PsdSample inverse_wishart_sample(const Var& L, const Var& nu, random::Stream& s,
   Var alpha = ad::add(tape.constant(std::move(offs)), ad::scale(nu, 0.5));
   BartlettParams p{alpha, tape.constant(0.5), tape.constant(0.0), tape.constant(1.0)};
   BartlettFactor bf = bartlett_sample(P, p, s, method);
+  if (parts == IwParts::Bartlett) return {Var(), Var(), bf};
   // F = L T^{-T}: solve X T^T = L from the right.
   Var F = ad::tri_solve(bf.T, L, linalg::Uplo::Lower, /*trans=*/true, linalg::Side::Right);
-  if (!with_gram) return {Var(), F, bf};
+  if (parts == IwParts::Factor) return {Var(), F, bf};
   Var G = ad::matmul(F, F, false, true);
   return {G, F, bf};
 }

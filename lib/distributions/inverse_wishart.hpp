@@ -16,13 +16,16 @@ namespace dkp::distributions {
 /// G ~ IW(L L^T, nu) (nu a 1x1 Var > P - 1): with the Bartlett factor T of W(I, nu)
 /// (c_j ~ Gamma((nu - j)/2, rate 1/2), T_ij ~ N(0, 1)), G = L (T T^T)^{-1} L^T = F F^T with
 /// F = L T^{-T} (as bayesfunc's InverseWishart, notes section 2). Gradients reach L through F and
-/// nu through the reparameterised Gamma draws. With `with_gram` false, G = F F^T is not formed
-/// (the returned G is an empty Var): a caller that only uses F (the DIWP's input layer, whose
-/// N0 x N0 G would cost 2 N0^3 flops, 58 GFlop for CIFAR-10's N0 = 3072) skips it; F, T and the
-/// stream use are the same either way.
+/// nu through the reparameterised Gamma draws. `parts` says what is formed beyond the Bartlett
+/// factor (the rest are empty Vars): IwParts::Factor skips G = F F^T (2 P^3 flops), and
+/// IwParts::Bartlett skips F too (P^3 flops): the DIWP's input layer, whose N0 x N0 G and F
+/// would cost 58 and 29 GFlop for CIFAR-10's N0 = 3072, uses T alone (autodiff::times_iw_factor
+/// forms its features X F without F). What is formed, and the stream use, are the same either
+/// way.
+enum class IwParts { Gram, Factor, Bartlett };
 PsdSample inverse_wishart_sample(const Var& L, const Var& nu, random::Stream& s,
                                  GammaMethod method = GammaMethod::Rejection,
-                                 bool with_gram = true);
+                                 IwParts parts = IwParts::Gram);
 
 /// log IW(G; Psi = L L^T, nu) = -(nu + P + 1)/2 log|G| + nu/2 log|Psi| - tr(Psi G^{-1})/2
 ///   - nu P/2 log 2 - log Gamma_P(nu/2), for any SPD G (factorised with the checked Cholesky,

@@ -13,6 +13,9 @@
 
 #include "util/error.hpp"
 
+extern "C" void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
+                        int* info);
+
 namespace dkp::linalg {
 
 namespace {
@@ -339,6 +342,81 @@ void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::ma
       }
     }
   }
+}
+
+arma::mat tri_inverse(const arma::mat& T, Uplo uplo) {
+  if (T.n_rows != T.n_cols) {
+    throw Error(fmt::format("linalg::tri_inverse: {}x{} matrix is not square", T.n_rows, T.n_cols));
+  }
+  arma::mat X = uplo == Uplo::Lower ? arma::mat(arma::trimatl(T)) : arma::mat(arma::trimatu(T));
+  const int n = int(X.n_rows);
+  if (n == 0) return X;
+  const char u = uplo == Uplo::Lower ? 'L' : 'U', d = 'N';
+  int info = 0;
+  dtrtri_(&u, &d, &n, X.memptr(), &n, &info);
+  if (info != 0) {
+    throw Error(fmt::format("linalg::tri_inverse: {}x{} triangle is singular (dtrtri info {})", n,
+                            n, info));
+  }
+  return X;
+}
+
+namespace {
+// Column-block width of lower_t_times_lower and tril_times_lower_t: wide enough for dgemm's and
+// dtrmm's full speed, narrow enough that the zero triangles skipped are most of the total.
+constexpr arma::uword kTriTriBlock = 256;
+}  // namespace
+
+arma::mat lower_t_times_lower(const arma::mat& A, const arma::mat& B) {
+  const arma::uword n = A.n_rows;
+  if (A.n_cols != n || B.n_rows != n || B.n_cols != n) {
+    throw Error(fmt::format("linalg::lower_t_times_lower: A {}x{}, B {}x{}", A.n_rows, A.n_cols,
+                            B.n_rows, B.n_cols));
+  }
+  arma::mat M(n, n);
+  // Block column J = j0 .. j0 + w - 1 of A^T B: B(k, J) is zero for k < j0, so
+  //   M(0:j0, J)  = A(j0:n, 0:j0)^T B(j0:n, J)   (dense part of A: one dgemm),
+  //   M(j0:n, J)  = A(j0:n, j0:n)^T B(j0:n, J)   (A's upper-triangular transpose: one dtrmm),
+  // 2 j0 (n - j0) w + (n - j0)^2 w flops, 2 n^3 / 3 in all.
+  for (arma::uword j0 = 0; j0 < n; j0 += kTriTriBlock) {
+    const arma::uword w = std::min(kTriTriBlock, n - j0), r = n - j0;
+    // M(j0:n, J) <- B(j0:n, J) with B's strict upper triangle read as zero.
+    for (arma::uword j = j0; j < j0 + w; ++j) {
+      double* m = M.colptr(j);
+      const double* b = B.colptr(j);
+      for (arma::uword i = j0; i < j; ++i) m[i] = 0.0;
+      std::copy(b + j, b + n, m + j);
+    }
+    double* Mj = M.colptr(j0) + j0;
+    if (j0 > 0) {
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, int(j0), int(w), int(r), 1.0,
+                  A.memptr() + j0, int(n), Mj, int(n), 0.0, M.colptr(j0), int(n));
+    }
+    cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, int(r), int(w), 1.0,
+                A.colptr(j0) + j0, int(n), Mj, int(n));
+  }
+  return M;
+}
+
+arma::mat tril_times_lower_t(const arma::mat& S, const arma::mat& B) {
+  const arma::uword n = S.n_rows;
+  if (S.n_cols != n || B.n_rows != n || B.n_cols != n) {
+    throw Error(fmt::format("linalg::tril_times_lower_t: S {}x{}, B {}x{}", S.n_rows, S.n_cols,
+                            B.n_rows, B.n_cols));
+  }
+  const arma::mat Bl = arma::trimatl(B);
+  arma::mat C(n, n);
+  // (S B^T)(:, j) = S(:, 0:j+1) B(j, 0:j+1)^T, so block column J = j0 .. j1 - 1 of the lower
+  // triangle is C(j0:n, J) = S(j0:n, 0:j1) B(J, 0:j1)^T: one dgemm of 2 (n - j0) j1 w flops,
+  // n^3 / 3 in all. The strict upper triangle of each diagonal block is then zeroed.
+  for (arma::uword j0 = 0; j0 < n; j0 += kTriTriBlock) {
+    const arma::uword w = std::min(kTriTriBlock, n - j0), j1 = j0 + w;
+    for (arma::uword j = j0; j < j1; ++j) std::fill(C.colptr(j), C.colptr(j) + j0, 0.0);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(n - j0), int(w), int(j1), 1.0,
+                S.memptr() + j0, int(n), Bl.memptr() + j0, int(n), 0.0, C.colptr(j0) + j0, int(n));
+    for (arma::uword j = j0 + 1; j < j1; ++j) std::fill(C.colptr(j) + j0, C.colptr(j) + j, 0.0);
+  }
+  return C;
 }
 
 }  // namespace dkp::linalg

@@ -75,6 +75,24 @@ void tri_solve_panels(const arma::mat& T, arma::mat& X, Uplo uplo, bool trans, c
 void add_tri_product(arma::mat& C, Uplo uplo, const arma::mat& P, const arma::mat& Q, bool trans,
                      double alpha, bool diagonal_blocks_only = false);
 
+/// T^{-1} for a triangular T (only the `uplo` triangle is read) by LAPACK's dtrtri: n^3 / 3
+/// flops, a third of solving against a dense identity. The other triangle of the result is zero.
+/// @throws dkp::Error on non-square T or a singular triangle (dtrtri's info > 0)
+arma::mat tri_inverse(const arma::mat& T, Uplo uplo);
+
+/// A^T B for lower-triangular n x n A and B (only their lower triangles are read; the product is
+/// dense): blocked dtrmm and dgemm calls that skip both factors' zero triangles, about 2 n^3 / 3
+/// flops against 2 n^3 for a dense product (the DIWP's T^T L^{-1} in its input layer's log prior).
+/// @throws dkp::Error on mismatched sizes
+arma::mat lower_t_times_lower(const arma::mat& A, const arma::mat& B);
+
+/// The lower triangle (with the diagonal) of S B^T for a dense n x n S and a lower-triangular B
+/// (only its lower triangle is read); the strict upper triangle of the result is zero. Blocked
+/// dgemm calls on the nonzero part only: about n^3 / 3 flops against 2 n^3 for the full product
+/// (the adjoint of a Cholesky factor through its inverse, autodiff::sq_norm_tri_t_inv).
+/// @throws dkp::Error on mismatched sizes
+arma::mat tril_times_lower_t(const arma::mat& S, const arma::mat& B);
+
 /// L^{-1} B, or L^{-T} B when trans (L lower triangular).
 inline arma::mat solve_lower(const arma::mat& L, const arma::mat& B, bool trans = false) {
   return tri_solve(L, B, Uplo::Lower, trans, Side::Left);

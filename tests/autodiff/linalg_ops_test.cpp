@@ -170,6 +170,62 @@ TEST_CASE("tri_solve: gradients in all side/triangle/transpose combinations") {
   }
 }
 
+TEST_CASE("gram_scaled: alpha V V^T, exactly symmetric, with finite-difference gradients") {
+  for (arma::uword n : {1u, 4u, 7u}) {
+    CAPTURE(n);
+    const arma::mat V = randm(n, n + 2);
+    const auto f = [](Tape&, const std::vector<Var>& v) {
+      return contract(ad::gram_scaled(v[0], 0.3));
+    };
+    expect_value(f, {V}, contract(arma::mat(0.3 * V * V.t())));
+    expect_grad(f, {V});
+    Tape tape;
+    const arma::mat C = ad::gram_scaled(tape.constant(V), 0.3).val();
+    CHECK(C.is_symmetric(0.0));
+    CHECK(arma::approx_equal(C, arma::mat(0.3 * V * V.t()), "reldiff", 1e-13));
+  }
+}
+
+TEST_CASE("sq_norm_tri_t_inv: ||T^T L^{-1}||_F^2 with finite-difference gradients") {
+  // Garbage in the unread (upper) triangles of both factors; their gradients are exactly zero.
+  for (arma::uword n : {1u, 3u, 8u}) {
+    CAPTURE(n);
+    const arma::mat T = random_factor(n), L = random_factor(n);
+    const auto f = [](Tape&, const std::vector<Var>& v) {
+      return ad::sq_norm_tri_t_inv(v[0], v[1]);
+    };
+    const arma::mat W = arma::trimatl(T).t() * arma::inv(arma::trimatl(L));
+    expect_value(f, {T, L}, arma::accu(arma::square(W)));
+    expect_grad(f, {T, L});
+    const auto g = ad::gradients(f, {T, L});
+    if (n > 1) {
+      CHECK(arma::accu(arma::abs(arma::trimatu(g[0], 1))) == 0.0);
+      CHECK(arma::accu(arma::abs(arma::trimatu(g[1], 1))) == 0.0);
+    }
+  }
+}
+
+TEST_CASE("times_iw_factor: [Xi; Xt] L T^{-T} with finite-difference gradients") {
+  const arma::uword n = 7;
+  const arma::mat T = random_factor(n), L = random_factor(n);
+  const arma::mat Xi = randm(3, n), Xt = randm(5, n);
+  const arma::mat F = arma::trimatl(L) * arma::inv(arma::trimatl(T).t());
+  const auto f = [](Tape&, const std::vector<Var>& v) {
+    return contract(ad::times_iw_factor(v[0], v[1], v[2], v[3]));
+  };
+  expect_value(f, {Xi, Xt, L, T}, contract(arma::mat(arma::join_vert(Xi, Xt) * F)));
+  expect_grad(f, {Xi, Xt, L, T});
+  const auto g = ad::gradients(f, {Xi, Xt, L, T});
+  CHECK(arma::accu(arma::abs(arma::trimatu(g[2], 1))) == 0.0);
+  CHECK(arma::accu(arma::abs(arma::trimatu(g[3], 1))) == 0.0);
+  // Constant features (the data's Ft): the other gradients are unchanged.
+  expect_grad(
+      [&](Tape& tape, const std::vector<Var>& v) {
+        return contract(ad::times_iw_factor(v[0], tape.constant(Xt), v[1], v[2]));
+      },
+      {Xi, L, T});
+}
+
 TEST_CASE("solve_lower, solve_upper, chol_solve and logdet_chol") {
   const arma::mat T = random_factor(5), B = randm(5, 3);
   expect_grad(

@@ -491,6 +491,43 @@ TEST_CASE("a Bartlett factor with a constant lower triangle: diagonal-only adjoi
       {a0}, "bartlett_assemble diagonal-only adjoints");
 }
 
+TEST_CASE("the DIWP input layer's fused ops with a diagonal-only Bartlett adjoint") {
+  // sq_norm_tri_t_inv and times_iw_factor read only the diagonal of T's adjoint when T comes from
+  // bartlett_assemble with a constant lower triangle (Node::adj_diag_only, an O(n^2) path): the
+  // gradient w.r.t. c must match the full adjoints' (a variable `lower`) and finite differences.
+  dkp::random::Stream s = stream("iw-fused-diag-only");
+  const arma::uword P = 40, m = 9;
+  const arma::mat lower = dkp::random::normal_matrix(s, P, P);
+  const arma::mat c0 = dkp::random::uniform_matrix(s, P, 1) + 0.5 * double(P);
+  const arma::mat G = dkp::random::normal_matrix(s, P, P);
+  const arma::mat L = arma::chol(G * G.t() / double(P) + arma::eye(P, P), "lower");
+  const arma::mat Xi = dkp::random::normal_matrix(s, 3, P),
+                  Xt = dkp::random::normal_matrix(s, m, P);
+  const arma::mat Wt = dkp::random::normal_matrix(s, 3 + m, P);
+  const auto f = [&](const Var& c, const Var& low, const Var& a) {
+    const Var T = dd::bartlett_assemble(ad::mul(ad::exp(a), c), low);
+    ad::Tape& tape = c.tape();
+    const Var Lv = tape.constant(L);
+    const Var Y = ad::times_iw_factor(tape.constant(Xi), tape.constant(Xt), Lv, T);
+    return ad::sum(ad::mul(Y, tape.constant(Wt))) + ad::sq_norm_tri_t_inv(T, Lv);
+  };
+  const arma::mat a0(1, 1, arma::fill::value(0.1));
+  arma::mat grad_const, grad_var;
+  for (bool constant_lower : {true, false}) {
+    Tape tape;
+    const Var c = tape.variable(c0), a = tape.constant(a0);
+    const Var low = constant_lower ? tape.constant(lower) : tape.variable(lower);
+    tape.backward(f(c, low, a));
+    (constant_lower ? grad_const : grad_var) = c.grad();
+  }
+  CHECK(arma::approx_equal(grad_const, grad_var, "reldiff", 1e-12));
+  expect_grad(
+      [&](Tape& tape, const std::vector<Var>& v) {
+        return f(tape.constant(c0), tape.constant(lower), v[0]);
+      },
+      {a0}, "fused IW ops, diagonal-only adjoints");
+}
+
 TEST_CASE(
     "the Bartlett module's fused ops: values against closed forms, finite-difference gradients") {
   dkp::random::Stream s = stream("fused-ops");

@@ -209,6 +209,37 @@ TEST_CASE("tri_solve: zero blocks of a triangular right-hand side") {
   }
 }
 
+TEST_CASE("tri_inverse, lower_t_times_lower, tril_times_lower_t against dense products") {
+  // n = 600: several 256-wide column blocks and a narrower last one; garbage in the unread upper
+  // triangles.
+  arma::arma_rng::set_seed(13);
+  const arma::uword n = 600;
+  const arma::mat G = arma::randn(n, n);
+  const arma::mat L = arma::chol(G * G.t() / double(n) + arma::eye(n, n), "lower") +
+                      arma::trimatu(arma::randn(n, n), 1);
+  const arma::mat T = arma::trimatl(arma::randn(n, n)) + 20.0 * arma::eye(n, n) +
+                      arma::trimatu(arma::randn(n, n), 1);
+  const arma::mat Ll = arma::trimatl(L), Tl = arma::trimatl(T);
+  for (la::Uplo uplo : {la::Uplo::Lower, la::Uplo::Upper}) {
+    CAPTURE(int(uplo));
+    const arma::mat A = uplo == la::Uplo::Lower ? Ll : arma::mat(Ll.t());
+    const arma::mat Ai = la::tri_inverse(uplo == la::Uplo::Lower ? L : arma::mat(L.t()), uplo);
+    CHECK(arma::approx_equal(A * Ai, arma::eye(n, n), "absdiff", 1e-10));
+    const arma::mat other = uplo == la::Uplo::Lower ? arma::mat(arma::trimatu(Ai, 1))
+                                                    : arma::mat(arma::trimatl(Ai, -1));
+    CHECK(arma::accu(arma::abs(other)) == 0.0);
+  }
+  const arma::mat M = la::lower_t_times_lower(T, L);
+  const arma::mat Md = Tl.t() * Ll;
+  CAPTURE(arma::abs(M - Md).max());
+  CHECK(arma::approx_equal(M, Md, "absdiff", 1e-11 * arma::abs(Md).max()));
+  const arma::mat S = arma::randn(n, n);
+  const arma::mat C = la::tril_times_lower_t(S, L);
+  CHECK(arma::approx_equal(C, arma::mat(arma::trimatl(S * Ll.t())), "absdiff", 1e-10));
+  CHECK_THROWS_AS(la::tri_inverse(arma::zeros(2, 2), la::Uplo::Lower), dkp::Error);
+  CHECK_THROWS_AS(la::lower_t_times_lower(T, arma::zeros(2, 2)), dkp::Error);
+}
+
 TEST_CASE("tri_solve_panels: precomputed leaf inverses give the same solution, transposed too") {
   // The adjoint of a solve reuses the forward solve's leaf inverses (layers/gigp.cpp): the same
   // numbers to the last bit as computing them again, for op(T) = T and T^T and across panels.

@@ -39,14 +39,19 @@ std::string latex_escape(const std::string& s) {
   return out;
 }
 
+// The layer digit of a metric "var_f<l>_at_0" (a layer's variance at 0, the compositional
+// paper's Table 1), or 0 for any other metric.
+char layer_of_var_at_0(const std::string& m) {
+  return m.size() == 11 && m.rfind("var_f", 0) == 0 && m.compare(6, 5, "_at_0") == 0 ? m[5] : 0;
+}
+
 std::string metric_label(const std::string& m) {
   if (m == "elbo") return "ELBO";
   if (m == "test_ll") return "LL";
   if (m == "test_rmse") return "RMSE";
   if (m == "epoch_time_s") return "epoch (s)";
   if (m == "elbo_total") return "ELBO (sum)";
-  if (m.rfind("var_f", 0) == 0 && m.size() == 11 && m.substr(6) == "_at_0")
-    return fmt::format("$\\mathrm{{Var}}[f_{}(0)]$", m[5]);
+  if (const char l = layer_of_var_at_0(m)) return fmt::format("$\\mathrm{{Var}}[f_{}(0)]$", l);
   return latex_escape(m);
 }
 
@@ -212,8 +217,7 @@ std::string metric_title(const std::string& m) {
   if (m == "test_acc") return "test accuracy";
   if (m == "epoch_time_s") return "epoch time (s)";
   if (m == "elbo_total") return "ELBO (sum over the points)";
-  if (m.rfind("var_f", 0) == 0 && m.size() == 11 && m.substr(6) == "_at_0")
-    return fmt::format("Var[f{}(0)]", m[5]);
+  if (const char l = layer_of_var_at_0(m)) return fmt::format("Var[f{}(0)]", l);
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "autodiff/ops_linalg.hpp"
 #include "autodiff/ops_shape.hpp"
@@ -453,6 +454,22 @@ TEST_CASE(
   }
 }
 
+// The gradient w.r.t. c of f(c, lower, a) with `lower` a constant (T's adjoint read on its
+// diagonal only, Node::adj_diag_only) and a variable (the full adjoint), in that order.
+template <class F>
+std::pair<arma::mat, arma::mat> c_grad_both_ways(const F& f, const arma::mat& c0,
+                                                 const arma::mat& lower, const arma::mat& a0) {
+  std::pair<arma::mat, arma::mat> out;
+  for (bool constant_lower : {true, false}) {
+    Tape tape;
+    const Var c = tape.variable(c0), a = tape.constant(a0);
+    const Var low = constant_lower ? tape.constant(lower) : tape.variable(lower);
+    tape.backward(f(c, low, a));
+    (constant_lower ? out.first : out.second) = c.grad();
+  }
+  return out;
+}
+
 TEST_CASE("a Bartlett factor with a constant lower triangle: diagonal-only adjoints, exact") {
   // bartlett_assemble with a constant `lower` marks T's adjoint as read on the diagonal only
   // (Node::adj_diag_only), and tri_solve's and matmul's adjoints of T then compute only its
@@ -474,14 +491,7 @@ TEST_CASE("a Bartlett factor with a constant lower triangle: diagonal-only adjoi
     return ad::sum(ad::mul(F, c.tape().constant(Wt))) + ad::sum(ad::square(W));
   };
   const arma::mat a0(1, 1, arma::fill::value(0.1));
-  arma::mat grad_const, grad_var;
-  for (bool constant_lower : {true, false}) {
-    Tape tape;
-    const Var c = tape.variable(c0), a = tape.constant(a0);
-    const Var low = constant_lower ? tape.constant(lower) : tape.variable(lower);
-    tape.backward(f(c, low, a));
-    (constant_lower ? grad_const : grad_var) = c.grad();
-  }
+  const auto [grad_const, grad_var] = c_grad_both_ways(f, c0, lower, a0);
   CHECK(arma::approx_equal(grad_const, grad_var, "absdiff", 0.0));
   // Finite differences through one scale parameter of c (each evaluation is O(P^3)).
   expect_grad(
@@ -512,14 +522,7 @@ TEST_CASE("the DIWP input layer's fused ops with a diagonal-only Bartlett adjoin
     return ad::sum(ad::mul(Y, tape.constant(Wt))) + ad::sq_norm_tri_t_inv(T, Lv);
   };
   const arma::mat a0(1, 1, arma::fill::value(0.1));
-  arma::mat grad_const, grad_var;
-  for (bool constant_lower : {true, false}) {
-    Tape tape;
-    const Var c = tape.variable(c0), a = tape.constant(a0);
-    const Var low = constant_lower ? tape.constant(lower) : tape.variable(lower);
-    tape.backward(f(c, low, a));
-    (constant_lower ? grad_const : grad_var) = c.grad();
-  }
+  const auto [grad_const, grad_var] = c_grad_both_ways(f, c0, lower, a0);
   CHECK(arma::approx_equal(grad_const, grad_var, "reldiff", 1e-12));
   expect_grad(
       [&](Tape& tape, const std::vector<Var>& v) {

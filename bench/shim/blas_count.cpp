@@ -9,7 +9,7 @@
 // Nominal counts (multiply-add = 2 flops, the usual LAPACK working-note convention):
 //   gemm 2mnk; trsm, trmm m^2 n (left) or m n^2 (right); syrk n^2 k; syr2k 2 n^2 k;
 //   symm 2 m^2 n (left) or 2 m n^2 (right); gemv, ger 2mn; symv 2n^2; trsv, trmv n^2;
-//   potrf n^3 / 3; potri 2 n^3 / 3; trtri n^3 / 3; potrs 2 n^2 r; trtrs n^2 r;
+//   potrf n^3 / 3; potri 2 n^3 / 3; trtri n^3 / 3; potrs 2 n^2 r; trtrs n^2 r; sygst n^3;
 //   getrf 2 n^3 / 3 (square); getri 4 n^3 / 3; getrs 2 n^2 r.
 // Routines not listed (eigen and singular value decompositions: initialisation only) are not
 // counted.
@@ -30,7 +30,7 @@ namespace {
 #define DKP_BLAS_ROUTINES(X)                                                                    \
   X(cblas_dgemm) X(cblas_dtrsm) X(cblas_dtrmm) X(cblas_dsyrk) X(cblas_dsyr2k) X(cblas_dsymm)   \
   X(cblas_dgemv) X(dgemm_) X(dgemv_) X(dsyrk_) X(dtrsm_) X(dtrmm_) X(dpotrf_) X(dpotri_)        \
-  X(dtrtri_) X(dpotrs_) X(dtrtrs_) X(dgetrf_) X(dgetri_) X(dgetrs_)
+  X(dtrtri_) X(dpotrs_) X(dtrtrs_) X(dgetrf_) X(dgetri_) X(dgetrs_) X(dsygst_)
 // clang-format on
 #define DKP_ENUMERATOR(name) k_##name,
 #define DKP_NAME(name) #name,
@@ -242,6 +242,11 @@ void dgetrs_(const char* t, const fint* n, const fint* r, const double* a, const
              const fint* ipiv, double* b, const fint* lb, fint* info) {
   static decltype(&dgetrs_) f = nullptr;
   forward(f, k_dgetrs_, 2 * d(n) * d(n) * d(r), t, n, r, a, la, ipiv, b, lb, info);
+}
+void dsygst_(const fint* it, const char* u, const fint* n, double* a, const fint* la,
+             const double* b, const fint* lb, fint* info) {
+  static decltype(&dsygst_) f = nullptr;
+  forward(f, k_dsygst_, d(n) * d(n) * d(n), it, u, n, a, la, b, lb, info);
 }
 
 }  // extern "C"

@@ -35,14 +35,6 @@ void accumulate_move(const Var& v, arma::mat&& g) {
     n->adj = std::move(g);
 }
 
-// Zeroes the strict upper triangle in place: O(n^2), no temporaries.
-void zero_strict_upper(arma::mat& M) {
-  for (arma::uword j = 1; j < M.n_cols; ++j) {
-    double* col = M.colptr(j);
-    for (arma::uword i = 0; i < std::min(j, M.n_rows); ++i) col[i] = 0.0;
-  }
-}
-
 // Coefficient of the jitter's dependence on A: A -> A + jc tr(A) I (0 when no jitter was added or
 // the jitter scale did not depend on A).
 double jitter_coef(const linalg::CholResult& r, arma::uword n) {
@@ -64,28 +56,17 @@ void symmetrise_with_jitter(arma::mat& S, double jc) {
 }  // namespace
 
 Var cholesky(const Var& A, const char* where, const linalg::JitterPolicy& policy,
-             linalg::CholStats* stats) {
+             linalg::CholStats* stats, linalg::CholAdjoint how) {
   check_square(A, "cholesky", where);
   linalg::CholResult r = linalg::chol_jittered(A.val(), where, policy, stats_sink(A, stats));
   const double jc = jitter_coef(r, A.n_rows());
-  return A.tape().record(std::move(r.L), {A}, [A, jc](Node* out) {
-    return [A, jc, out] {
+  return A.tape().record(std::move(r.L), {A}, [A, jc, how](Node* out) {
+    return [A, jc, how, out] {
       const arma::mat& L = out->val;
-      const int n = int(L.n_rows);
-      if (n == 0) return;
-      // P = Phi(L^T Lbar) with Lbar the lower triangle of the output adjoint.
-      arma::mat P = out->adj;
-      zero_strict_upper(P);
-      cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, n, n, 1.0,
-                  L.memptr(), n, P.memptr(), n);
-      zero_strict_upper(P);
-      P.diag() *= 0.5;
-      // S = L^{-T} P L^{-1}, then the symmetric part (both solves with L's leaf inverses).
-      const auto leaves = linalg::tri_leaves(L, Uplo::Lower, L.n_rows);
-      linalg::tri_solve_inplace(L, P, Uplo::Lower, true, Side::Left, leaves.get());
-      linalg::tri_solve_inplace(L, P, Uplo::Lower, false, Side::Right, leaves.get());
-      symmetrise_with_jitter(P, jc);
-      accumulate_move(A, std::move(P));
+      if (L.n_rows == 0) return;
+      arma::mat S = linalg::chol_adjoint(L, out->adj, how);
+      if (jc != 0.0) S.diag() += jc * arma::trace(S);
+      accumulate_move(A, std::move(S));
     };
   });
 }

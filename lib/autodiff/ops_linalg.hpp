@@ -23,10 +23,12 @@ namespace dkp::autodiff {
 /// Adjoint (Giles 2008; Murray 2016, "Differentiation of the Cholesky decomposition", eq. 10):
 ///   Abar = sym(L^{-T} Phi(L^T Lbar) L^{-1}),
 /// Phi = lower triangle with the diagonal halved, sym(S) = (S + S^T) / 2; Lbar is the lower
-/// triangle of the output adjoint (L's upper triangle is identically zero).
+/// triangle of the output adjoint (L's upper triangle is identically zero). `how`: the adjoint's
+/// algorithm (linalg::chol_adjoint; Congruence for large factors, see linalg::CholAdjoint).
 /// @throws dkp::Error naming `where` for a non-square or asymmetric A; linalg::NotPsdError
 Var cholesky(const Var& A, const char* where, const linalg::JitterPolicy& policy = {},
-             linalg::CholStats* stats = nullptr);
+             linalg::CholStats* stats = nullptr,
+             linalg::CholAdjoint how = linalg::CholAdjoint::Solves);
 
 /// Triangular solve: X = op(T)^{-1} B (Side::Left) or X = B op(T)^{-1} (Side::Right), op(T) = T
 /// or T^T. Only the `uplo` triangle of T is read, and T's gradient is confined to it.

@@ -74,7 +74,10 @@ IwLayerSample iw_input_layer(const Var& Fi, const Var& Ft, const Var& log_delta,
   const Var delta = ad::exp(log_delta), gamma = ad::exp(log_gamma);
   // Q(Omega) = IW(delta I + V V^T / N0, delta + gamma + N0 + 1)   (eq. 96)
   const Var psi_q = ad::mul(delta, eye(tape, N0)) + v_term;
-  const Var L_q = ad::cholesky(psi_q, "diwp input layer: delta I + V V^T / N0");
+  // The congruence adjoint: 4 n^3 / 3 flops against 3 n^3 (N0 = 3072: about 39 GFlop a step
+  // against 87).
+  const Var L_q = ad::cholesky(psi_q, "diwp input layer: delta I + V V^T / N0", {}, nullptr,
+                               linalg::CholAdjoint::Congruence);
   const Var nu_q = ad::add_scalar(delta + gamma, n0 + 1.0);
   // Neither Omega = F F^T nor F = L_q T^{-T} is formed: G_1 needs only the features X' F,
   // which ad::times_iw_factor forms as (X' L_q) T^{-T} (below).

@@ -1,5 +1,7 @@
 #include "linalg/chol.hpp"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -13,6 +15,10 @@ extern "C" {
 // LAPACK: inverse of an SPD matrix from its Cholesky factor (the trailing argument is the
 // Fortran hidden length of `uplo`).
 void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
+// LAPACK: reduction of a symmetric-definite generalised eigenproblem to standard form; with
+// itype 1 and uplo "L", A <- inv(L) A inv(L)^T on A's lower triangle.
+void dsygst_(const int* itype, const char* uplo, const int* n, double* a, const int* lda,
+             const double* b, const int* ldb, int* info, size_t uplo_len);
 }
 
 namespace dkp::linalg {
@@ -182,6 +188,98 @@ arma::mat chol_inverse(const arma::mat& L) {
         fmt::format("linalg::chol_inverse: singular {}x{} factor (dpotri info {})", n, n, info));
   }
   return arma::symmatl(X);
+}
+
+namespace {
+
+void zero_strict_upper(arma::mat& M) {
+  for (arma::uword j = 1; j < M.n_cols; ++j) std::fill_n(M.colptr(j), std::min(j, M.n_rows), 0.0);
+}
+
+// Width of the column blocks of Phi(L^T Lbar) in the congruence adjoint: one dtrmm each, on the
+// block's rows from its diagonal down (12 calls for n = 3072).
+constexpr arma::uword kPhiBlock = 256;
+
+// Square tiles of the index-reversing copies below (two 64 x 64 tiles of doubles fit in L1).
+constexpr arma::uword kTile = 64;
+
+// Calls f(i, j) for every entry of an n x n matrix, tile by tile (i fastest within a column of
+// a tile), or only for i >= j when `lower`.
+template <class F>
+void for_each_tiled(arma::uword n, bool lower, F&& f) {
+  for (arma::uword jb = 0; jb < n; jb += kTile) {
+    for (arma::uword ib = lower ? jb : 0; ib < n; ib += kTile) {
+      const arma::uword je = std::min(n, jb + kTile), ie = std::min(n, ib + kTile);
+      for (arma::uword j = jb; j < je; ++j) {
+        for (arma::uword i = lower ? std::max(ib, j) : ib; i < ie; ++i) f(i, j);
+      }
+    }
+  }
+}
+
+// alpha J X^T J: Y(i, j) = alpha X(n-1-j, n-1-i), tiled (flipud(fliplr(X.t())) took 4x as long
+// on n = 3072).
+arma::mat reversed_transpose(const arma::mat& X, double alpha) {
+  const arma::uword n = X.n_rows, m = n - 1;
+  arma::mat Y(n, n);
+  for_each_tiled(n, false,
+                 [&](arma::uword i, arma::uword j) { Y(i, j) = alpha * X(m - j, m - i); });
+  return Y;
+}
+
+// The symmetric S whose reversal J S J has the lower triangle of A: S(i, j) = S(j, i) =
+// A(n-1-j, n-1-i) for i >= j.
+arma::mat symmetric_from_reversed_lower(const arma::mat& A) {
+  const arma::uword n = A.n_rows, m = n - 1;
+  arma::mat S(n, n);
+  for_each_tiled(n, true,
+                 [&](arma::uword i, arma::uword j) { S(i, j) = S(j, i) = A(m - j, m - i); });
+  return S;
+}
+
+}  // namespace
+
+arma::mat chol_adjoint(const arma::mat& L, arma::mat Lbar, CholAdjoint how) {
+  if (L.n_rows != L.n_cols || Lbar.n_rows != L.n_rows || Lbar.n_cols != L.n_cols) {
+    throw Error(fmt::format("linalg::chol_adjoint: factor {}x{}, adjoint {}x{}", L.n_rows, L.n_cols,
+                            Lbar.n_rows, Lbar.n_cols));
+  }
+  const int n = int(L.n_rows);
+  arma::mat& P = Lbar;
+  if (n == 0) return P;
+  zero_strict_upper(P);
+  if (how == CholAdjoint::Solves) {
+    // P = Phi(L^T Lbar).
+    cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, n, n, 1.0,
+                L.memptr(), n, P.memptr(), n);
+    zero_strict_upper(P);
+    P.diag() *= 0.5;
+    // S = L^{-T} P L^{-1}, then the symmetric part (both solves with L's leaf inverses).
+    const auto leaves = tri_leaves(L, Uplo::Lower, L.n_rows);
+    tri_solve_inplace(L, P, Uplo::Lower, true, Side::Left, leaves.get());
+    tri_solve_inplace(L, P, Uplo::Lower, false, Side::Right, leaves.get());
+    symmetric_sum_inplace(P, 0.5);
+    return P;
+  }
+  // The lower triangle of L^T Lbar, block column by block column: rows j0.. of columns
+  // j0 .. j0 + b - 1 are L[j0:, j0:]^T Lbar[j0:, j0:j0+b] (Lbar is zero above its diagonal).
+  for (arma::uword j0 = 0; j0 < L.n_rows; j0 += kPhiBlock) {
+    const arma::uword b = std::min(kPhiBlock, L.n_rows - j0), m = L.n_rows - j0;
+    cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, int(m), int(b), 1.0,
+                L.colptr(j0) + j0, n, P.colptr(j0) + j0, n);
+  }
+  zero_strict_upper(P);
+  // M = sym(Phi(.)) = (P + P^T) / 2 with Phi's halved diagonal: M_ij = P_ij / 2 for i >= j, so
+  // sym(L^{-T} Phi L^{-1}) = L^{-T} M L^{-1}. Reversed: A = J M J, whose lower triangle
+  // A(i, j) = P(n-1-j, n-1-i) / 2 is what dsygst reads, and B = J L^T J (lower).
+  arma::mat A = reversed_transpose(P, 0.5);
+  const arma::mat B = reversed_transpose(L, 1.0);
+  const int itype = 1;
+  int info = 0;
+  dsygst_(&itype, "L", &n, A.memptr(), &n, B.memptr(), &n, &info, 1);
+  if (info != 0) throw Error(fmt::format("linalg::chol_adjoint: dsygst info {} (n = {})", info, n));
+  // A's lower triangle is that of J S J.
+  return symmetric_from_reversed_lower(A);
 }
 
 }  // namespace dkp::linalg

@@ -94,4 +94,25 @@ arma::mat chol_solve(const arma::mat& L, const arma::mat& B);
 /// A^{-1} (symmetric) from the lower factor of A (LAPACK dpotri).
 arma::mat chol_inverse(const arma::mat& L);
 
+/// How chol_adjoint computes A's adjoint. Both give the same matrix up to round-off.
+enum class CholAdjoint {
+  /// Phi(L^T Lbar) by one dtrmm on the whole square, then L^{-T} (.) L^{-1} by two triangular
+  /// solves and the symmetric part: about 3 n^3 flops. The default of autodiff::cholesky; the
+  /// stored result cells were made with it, so it stays as it is, to the last bit.
+  Solves,
+  /// Phi(L^T Lbar) by dtrmm calls on its lower triangle only (n^3 / 3 flops), then the symmetric
+  /// congruence L^{-T} sym(.) L^{-1} by LAPACK's dsygst (n^3 flops) on the index-reversed matrix
+  /// (dsygst forms inv(L) A inv(L)^T for a lower L; J L^T J is lower for the reversal J):
+  /// about 4 n^3 / 3 flops in all. Faster from n of about 1000; at a few hundred dsygst's
+  /// unblocked diagonal blocks make it slower than Solves.
+  Congruence,
+};
+
+/// The adjoint of a symmetric A given the adjoint Lbar of its lower Cholesky factor L (only
+/// Lbar's lower triangle is read): sym(L^{-T} Phi(L^T Lbar) L^{-1}), Phi keeping the lower
+/// triangle and halving the diagonal (Murray 2016, "Differentiation of the Cholesky
+/// decomposition"). Symmetric; a jitter term, if any, is the caller's.
+/// @throws dkp::Error on mismatched sizes or a dsygst failure
+arma::mat chol_adjoint(const arma::mat& L, arma::mat Lbar, CholAdjoint how = CholAdjoint::Solves);
+
 }  // namespace dkp::linalg

@@ -81,21 +81,24 @@ TEST_CASE("spd_from_unconstrained: value, round trip and gradient") {
 }
 
 TEST_CASE("cholesky: value and gradient through the SPD parameterisation") {
-  for (arma::uword n : {1u, 2u, 5u, 12u}) {
-    CAPTURE(n);
-    const arma::mat U = random_unconstrained(n);
-    const auto f = [](Tape&, const std::vector<Var>& v) {
-      return contract(ad::cholesky(ad::spd_from_unconstrained(v[0]), "test"));
-    };
-    expect_value(f, {U}, contract(arma::mat(arma::chol(ad::spd_from_unconstrained(U), "lower"))));
-    expect_grad(f, {U});
-    // The factor's log-determinant path as well.
-    expect_grad(
-        [](Tape&, const std::vector<Var>& v) {
-          return ad::logdet_chol(ad::cholesky(ad::spd_from_unconstrained(v[0]), "test"));
-        },
-        {U});
-  }
+  for (const auto how : {la::CholAdjoint::Solves, la::CholAdjoint::Congruence})
+    for (arma::uword n : {1u, 2u, 5u, 12u}) {
+      CAPTURE(int(how));
+      CAPTURE(n);
+      const arma::mat U = random_unconstrained(n);
+      const auto f = [how](Tape&, const std::vector<Var>& v) {
+        return contract(ad::cholesky(ad::spd_from_unconstrained(v[0]), "test", {}, nullptr, how));
+      };
+      expect_value(f, {U}, contract(arma::mat(arma::chol(ad::spd_from_unconstrained(U), "lower"))));
+      expect_grad(f, {U});
+      // The factor's log-determinant path as well.
+      expect_grad(
+          [how](Tape&, const std::vector<Var>& v) {
+            return ad::logdet_chol(
+                ad::cholesky(ad::spd_from_unconstrained(v[0]), "test", {}, nullptr, how));
+          },
+          {U});
+    }
 }
 
 TEST_CASE("cholesky of a 1x1 matrix: L = sqrt(a), dL/da = 1 / (2 sqrt(a))") {
@@ -118,11 +121,14 @@ TEST_CASE("cholesky: jittered factor, with the jitter's dependence on A in the g
   la::JitterPolicy policy;
   policy.initial = 1e-2;
   la::CholStats stats;
-  const auto f = [&](Tape& t, const std::vector<Var>& v) {
-    const Var A = ad::matmul(v[0], v[0], false, true) - t.constant(1e-9 * arma::eye(6, 6));
-    return ad::logdet_chol(ad::cholesky(A, "singular", policy, &stats));
-  };
-  expect_grad(f, {B});
+  for (const auto how : {la::CholAdjoint::Solves, la::CholAdjoint::Congruence}) {
+    CAPTURE(int(how));
+    const auto f = [&](Tape& t, const std::vector<Var>& v) {
+      const Var A = ad::matmul(v[0], v[0], false, true) - t.constant(1e-9 * arma::eye(6, 6));
+      return ad::logdet_chol(ad::cholesky(A, "singular", policy, &stats, how));
+    };
+    expect_grad(f, {B});
+  }
   CHECK(stats.jittered > 0);
   CHECK(stats.jittered == stats.factorisations);
   CHECK(stats.retries == stats.factorisations);

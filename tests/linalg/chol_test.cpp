@@ -203,3 +203,31 @@ TEST_CASE("logdet, solve and inverse from a factor") {
   CHECK_THROWS_AS(la::logdet_chol(arma::ones(2, 3)), dkp::Error);
   CHECK_THROWS_AS(la::chol_inverse(arma::ones(2, 3)), dkp::Error);
 }
+
+TEST_CASE("chol_adjoint: both algorithms equal sym(L^{-T} Phi(L^T Lbar) L^{-1}) formed densely") {
+  // Sizes around the congruence adjoint's 256-column blocks, and tiny ones.
+  for (arma::uword n : {1u, 3u, 17u, 255u, 256u, 257u, 520u}) {
+    CAPTURE(n);
+    arma::mat B = arma::randn(n, n);
+    const arma::mat A = B * B.t() / double(n) + arma::eye(n, n);
+    const arma::mat L = la::chol(A, "test");
+    const arma::mat Lbar = arma::randn(n, n);  // its upper triangle must not be read
+    // Reference: Phi = lower triangle with the halved diagonal; dense inverse of L.
+    arma::mat Phi = arma::trimatl(L.t() * arma::trimatl(Lbar));
+    Phi.diag() *= 0.5;
+    const arma::mat Linv = arma::inv(arma::trimatl(L));
+    const arma::mat S = Linv.t() * Phi * Linv;
+    const arma::mat ref = 0.5 * (S + S.t());
+    const double scale = arma::abs(ref).max();
+    for (const auto how : {la::CholAdjoint::Solves, la::CholAdjoint::Congruence}) {
+      CAPTURE(int(how));
+      const arma::mat got = la::chol_adjoint(L, Lbar, how);
+      CHECK(arma::abs(got - ref).max() <= 1e-11 * scale);
+      CHECK(got.is_symmetric(0.0));
+      CHECK(arma::approx_equal(got, la::chol_adjoint(L, arma::trimatl(Lbar), how), "absdiff", 0.0));
+    }
+  }
+  CHECK(la::chol_adjoint(arma::mat(), arma::mat(), la::CholAdjoint::Congruence).n_elem == 0);
+  CHECK_THROWS_AS(la::chol_adjoint(arma::eye(3, 3), arma::eye(2, 2), la::CholAdjoint::Congruence),
+                  dkp::Error);
+}

@@ -88,33 +88,58 @@ struct Axis {
   double lo = 0, hi = 1, step = 0.2;
   long first = 0, last = 5;  ///< ticks at first * step .. last * step
   int decimals = 1;
+  bool log = false;  ///< lo, hi and the ticks are log10 of the values
 };
 
+// Whether a point is drawn in a panel: finite, and positive on a log scale.
+bool shown(const ScatterPoint& p, bool log) {
+  return std::isfinite(p.x) && std::isfinite(p.y) && (!log || (p.x > 0 && p.y > 0));
+}
+
 // The common range of a panel's points and error bars, widened by 4% on each side, with ticks at
-// the multiples of a nice step inside it.
-Axis axis_of(const std::vector<ScatterPoint>& pts) {
+// the multiples of a nice step inside it. On a log scale the range is of log10 of the values
+// (error bars' lower ends at or below 0 left out) and the ticks are at powers of ten, the range
+// widened to whole decades when fewer than two would fall in it.
+Axis axis_of(const std::vector<ScatterPoint>& pts, bool log) {
+  const auto tr = [log](double v) { return log ? std::log10(v) : v; };
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& p : pts) {
-    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    if (!shown(p, log)) continue;
     const double xe = std::isfinite(p.x_err) ? std::fabs(p.x_err) : 0.0;
     const double ye = std::isfinite(p.y_err) ? std::fabs(p.y_err) : 0.0;
-    lo = std::min({lo, p.x - xe, p.y - ye});
-    hi = std::max({hi, p.x + xe, p.y + ye});
+    lo = std::min({lo, tr(p.x), tr(p.y)});
+    hi = std::max({hi, tr(p.x + xe), tr(p.y + ye)});
+    if (!log || p.x - xe > 0) lo = std::min(lo, tr(p.x - xe));
+    if (!log || p.y - ye > 0) lo = std::min(lo, tr(p.y - ye));
   }
   if (!(lo <= hi)) lo = 0.0, hi = 1.0;
   if (hi - lo < 1e-9 * std::max(1.0, std::fabs(lo))) {
-    const double pad = std::max(0.05 * std::fabs(lo), 0.5);
+    const double pad = log ? 0.5 : std::max(0.05 * std::fabs(lo), 0.5);
     lo -= pad, hi += pad;
   }
   const double pad = 0.04 * (hi - lo);
   Axis a;
+  a.log = log;
   a.lo = lo - pad;
   a.hi = hi + pad;
-  a.step = nice_step(a.hi - a.lo);
+  if (log) {
+    if (std::floor(a.hi) - std::ceil(a.lo) < 1.0) a.lo = std::floor(lo), a.hi = std::ceil(hi);
+    if (a.hi - a.lo < 1.0) a.hi = a.lo + 1.0;
+    a.step = std::max(1.0, std::ceil((a.hi - a.lo) / 6.0));
+    a.decimals = 0;
+  } else {
+    a.step = nice_step(a.hi - a.lo);
+    a.decimals = std::max(0, -static_cast<int>(std::floor(std::log10(a.step) + 1e-9)));
+  }
   a.first = std::lround(std::ceil(a.lo / a.step - 1e-9));
   a.last = std::lround(std::floor(a.hi / a.step + 1e-9));
-  a.decimals = std::max(0, -static_cast<int>(std::floor(std::log10(a.step) + 1e-9)));
   return a;
+}
+
+// A tick's label: the value, or on a log scale 10 with the exponent raised.
+std::string tick_label(const Axis& a, double v) {
+  if (!a.log) return tick_text(v, a.decimals);
+  return fmt::format("10<tspan dy=\"-5\" font-size=\"8\">{}</tspan>", std::lround(v));
 }
 
 }  // namespace
@@ -129,9 +154,8 @@ std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel
         throw Error(fmt::format("svg_scatter: panel '{}' has a point of series {} of {}", p.title,
                                 q.series, series.size()));
       }
-      const bool shown = std::isfinite(q.x) && std::isfinite(q.y);
-      any_flagged = any_flagged || (q.flagged && shown);
-      any_hollow = any_hollow || (q.hollow && shown);
+      any_flagged = any_flagged || (q.flagged && shown(q, p.log_scale));
+      any_hollow = any_hollow || (q.hollow && shown(q, p.log_scale));
     }
   }
   // Panel geometry: a square plot area with margins for the titles, ticks and axis labels.
@@ -173,20 +197,25 @@ std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel
 
   for (size_t k = 0; k < panels.size(); ++k) {
     const ScatterPanel& p = panels[k];
-    const Axis a = axis_of(p.points);
+    const Axis a = axis_of(p.points, p.log_scale);
     const double x0 = double(k % cols) * pw + ml, y0 = title_h + double(k / cols) * ph + mt;
-    auto sx = [&](double v) { return x0 + (v - a.lo) / (a.hi - a.lo) * side; };
-    auto sy = [&](double v) { return y0 + side - (v - a.lo) / (a.hi - a.lo) * side; };
+    // Axis positions of tick values (already log10 on a log scale), and of data values, whose
+    // nonpositive values (error bars' lower ends on a log scale) go to the axis' low end.
+    auto tx = [&](double t) { return x0 + (t - a.lo) / (a.hi - a.lo) * side; };
+    auto ty = [&](double t) { return y0 + side - (t - a.lo) / (a.hi - a.lo) * side; };
+    auto tv = [&](double v) { return !a.log ? v : v > 0 ? std::log10(v) : a.lo; };
+    auto sx = [&](double v) { return tx(tv(v)); };
+    auto sy = [&](double v) { return ty(tv(v)); };
     o += "<g>\n";
     // Grid, frame and ticks.
     std::string grid, ticks, labels;
     for (long i = a.first; i <= a.last; ++i) {
       const double v = double(i) * a.step;
-      const double gx = sx(v), gy = sy(v);
+      const double gx = tx(v), gy = ty(v);
       grid += fmt::format("M{:.2f},{:.2f} V{:.2f} M{:.2f},{:.2f} H{:.2f} ", gx, y0, y0 + side, x0,
                           gy, x0 + side);
       ticks += fmt::format("M{:.2f},{:.2f} v4 M{:.2f},{:.2f} h-4 ", gx, y0 + side, x0, gy);
-      const std::string t = tick_text(v, a.decimals);
+      const std::string t = tick_label(a, v);
       labels += fmt::format(
           "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">{}</text>\n"
           "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">{}</text>\n",
@@ -208,7 +237,7 @@ std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel
     // Error bars (with small caps), then markers, then the flag rings.
     std::string bars;
     for (const auto& q : p.points) {
-      if (!std::isfinite(q.x) || !std::isfinite(q.y)) continue;
+      if (!shown(q, a.log)) continue;
       const double cx = sx(q.x), cy = sy(q.y);
       std::string d;
       if (std::isfinite(q.x_err) && q.x_err > 0) {
@@ -228,10 +257,9 @@ std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel
     }
     o += bars;
     for (const auto& q : p.points)
-      if (std::isfinite(q.x) && std::isfinite(q.y))
-        o += marker(q.series, sx(q.x), sy(q.y), q.hollow);
+      if (shown(q, a.log)) o += marker(q.series, sx(q.x), sy(q.y), q.hollow);
     for (const auto& q : p.points)
-      if (q.flagged && std::isfinite(q.x) && std::isfinite(q.y)) o += ring(sx(q.x), sy(q.y));
+      if (q.flagged && shown(q, a.log)) o += ring(sx(q.x), sy(q.y));
     // Titles and axis labels.
     o += fmt::format(
         "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" font-size=\"13\" "

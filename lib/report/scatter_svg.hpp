@@ -23,6 +23,10 @@ struct ScatterPanel {
   std::string subtitle;  ///< below the title, smaller (may be empty)
   std::string x_label, y_label;
   std::vector<ScatterPoint> points;
+  /// Both axes logarithmic, ticks at powers of ten (values spanning orders of magnitude): points
+  /// with a coordinate <= 0 are left out, and an error bar reaching 0 or below is drawn to the
+  /// axis' end.
+  bool log_scale = false;
 };
 
 struct ScatterOptions {
@@ -34,7 +38,8 @@ struct ScatterOptions {
 /// The panels row by row under `title`, with a legend of `series` (marker and label) below them,
 /// plus the ring and the hollow marker when some point is flagged or hollow and its label is not
 /// empty. Each panel's range covers its points with their error bars (the same range on both
-/// axes, so y = x is the diagonal); non-finite points are left out and non-finite error bars
+/// axes, so y = x is the diagonal; in log10 for a log_scale panel); non-finite points are left
+/// out and non-finite error bars
 /// drawn as none. Only the y = x lines are SVG <line> elements (one per panel). Throws dkp::Error
 /// when a point's series is not one of `series`, or for 0 columns.
 std::string svg_scatter(const std::string& title, const std::vector<ScatterPanel>& panels,

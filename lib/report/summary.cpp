@@ -94,7 +94,7 @@ PaperFigure paper_figure(const std::vector<Table>& tables, const std::string& pa
   std::vector<std::string> metrics;
   std::map<std::string, std::vector<ScatterPoint>> by_metric;
   std::map<std::string, int> agree_by_metric;
-  std::set<std::string> seen;
+  std::set<std::string> seen, log_metrics;
   for (const auto& t : tables) {
     if (t.spec.paper != paper) continue;
     for (const auto& r : t.rows) {
@@ -118,6 +118,12 @@ PaperFigure paper_figure(const std::vector<Table>& tables, const std::string& pa
         p.flagged = e.agree == "no";
         p.hollow = e.n_done < e.n_expected;
         by_metric[metric].push_back(p);
+        // Metrics a table prints in scientific notation span orders of magnitude: log axes.
+        const auto& sci = t.spec.scientific;
+        if (std::find(sci.begin(), sci.end(), r.metric) != sci.end() ||
+            std::find(sci.begin(), sci.end(), metric) != sci.end()) {
+          log_metrics.insert(metric);
+        }
         if (e.agree == "yes") ++agree_by_metric[metric];
         ++f.points;
       }
@@ -134,6 +140,7 @@ PaperFigure paper_figure(const std::vector<Table>& tables, const std::string& pa
                              p.points.size() == 1 ? "entry" : "entries", agree_n, disagree_n);
     p.x_label = "paper (" + metric_title(m) + ")";
     p.y_label = "ours (" + metric_title(m) + ")";
+    p.log_scale = log_metrics.count(m) > 0;
     f.panels.push_back(std::move(p));
   }
   return f;

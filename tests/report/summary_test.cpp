@@ -324,3 +324,36 @@ TEST_CASE("svg_scatter: ranges, ticks, non-finite values, errors") {
   opt.max_columns = 0;
   CHECK_THROWS_AS(svg_scatter("T", {p}, {"one", "two"}, opt), dkp::Error);
 }
+
+TEST_CASE("svg_scatter: a log-scale panel") {
+  ScatterPanel p;
+  p.title = "variance";
+  p.log_scale = true;
+  // 2e-6 .. 5e-2 (the compositional toy's range), a point at 0 (left out) and an error bar
+  // reaching below 0 (drawn to the axis' end).
+  p.points = {{2e-6, 2.1e-6, 0.0, 0.0, 0, false},
+              {5e-2, 4.9e-2, 0.0, 0.0, 1, false},
+              {0.0, 1e-3, 0.0, 0.0, 0, false},
+              {1e-4, 1.3e-4, 0.0, 5e-4, 1, false}};
+  const std::string svg = svg_scatter("T", {p}, {"one", "two"});
+  // log10 range -5.70 .. -1.29 widened by 4%: ticks at 10^-5 .. 10^-2 on each axis.
+  for (const int e : {-5, -4, -3, -2}) {
+    CAPTURE(e);
+    CHECK(count(svg, fmt::format(">{}</tspan>", e)) == 2);
+  }
+  CHECK(svg.find(">-6</tspan>") == std::string::npos);
+  CHECK(svg.find(">-1</tspan>") == std::string::npos);
+  CHECK(count(svg, "<circle") == 1 + 1);  // series 0 and its legend: the point at 0 is not drawn
+  CHECK(count(svg, "<rect x=") == 1 + 2 + 1);  // frame, series 1's two squares, legend square
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(svg.find("inf") == std::string::npos);
+  // The error bar's lower end at the bottom of the plot area (y0 + side = 74 + 220).
+  CHECK(svg.find("V294.00") != std::string::npos);
+  // One decade or less: widened to whole decades (10^-3 .. 10^-2).
+  ScatterPanel narrow;
+  narrow.log_scale = true;
+  narrow.points = {{2e-3, 3e-3, 0.0, 0.0, 0, false}};
+  const std::string n = svg_scatter("T", {narrow}, {"one"});
+  CHECK(count(n, ">-3</tspan>") == 2);
+  CHECK(count(n, ">-2</tspan>") == 2);
+}

@@ -26,6 +26,13 @@ double RefRow::standard_error(int n_fallback) const {
   return 0.0;
 }
 
+double RefRow::split_sd() const {
+  if (!error) return 0.0;
+  if (error_kind == "sd") return *error;
+  if (error_kind == "se" && n_splits > 0) return *error * std::sqrt(static_cast<double>(n_splits));
+  return 0.0;
+}
+
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out;
   std::string cur;

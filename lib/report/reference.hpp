@@ -38,6 +38,9 @@ struct RefRow {
   /// the paper prints no marginal error; 0 for the best method), unspecified -> error,
   /// none -> 0.
   double standard_error(int n_fallback) const;
+  /// The paper's split-to-split standard deviation implied by (error, error_kind): sd -> error,
+  /// se -> error * sqrt(n_splits); 0 when it cannot be told (no n_splits, a paired or no error).
+  double split_sd() const;
 };
 
 /// Parses one CSV (RFC 4180 quoting); the header names the columns, the first ten are required.

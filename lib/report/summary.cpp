@@ -356,8 +356,7 @@ std::string summary_markdown(const std::vector<Table>& tables,
             paper += " (" + e.ref->error_kind + ")";
           }
         }
-        const double se = e.se.value_or(0.0);
-        const double tol = 2.0 * std::sqrt(se * se + e.ref_se * e.ref_se);
+        const double tol = agreement_tolerance(e).value_or(0.0);
         const double diff = *e.mean - e.ref->mean;
         std::string diff_text = format_value(diff, t.spec, r.metric, 1);
         if (diff > 0) diff_text = "+" + diff_text;

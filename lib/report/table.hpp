@@ -142,6 +142,17 @@ std::string to_markdown(const Table& t);
 /// The metric's name as the Markdown page and the figures print it ("test log-likelihood").
 std::string metric_title(const std::string& metric);
 
+/// The tolerance of the agreement with the paper: ours agrees when |ours - paper| <= it, with
+/// tolerance 2 sqrt(se_ours^2 + se_paper^2). When fewer splits are done than the paper averaged
+/// over, se_ours is at least the paper's split-to-split standard deviation over sqrt(n_done)
+/// (RefRow::split_sd): the sample standard error of a few splits has few degrees of freedom, and
+/// two or three splits that happen to lie close would otherwise claim a precision that the
+/// splits' spread does not support. A grid of a single split (MNIST's one train/test split)
+/// compares its one run within two of the paper's standard errors, when the paper prints one.
+/// nullopt when there is no verdict: no value of ours or of the paper's, or fewer than two
+/// splits otherwise.
+std::optional<double> agreement_tolerance(const Entry& e);
+
 /// Formats x with `decimals` places ("-0.38"); "" for nullopt.
 std::string format_fixed(std::optional<double> x, int decimals);
 /// Formats a value of `metric` as `spec` prints it: scientific with spec.decimals + extra places

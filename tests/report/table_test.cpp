@@ -290,6 +290,57 @@ TEST_CASE("tables: standard deviation convention and the paper's error conversio
   CHECK(t.incomplete() == 0);
 }
 
+TEST_CASE("agreement_tolerance: two sqrt(se_ours^2 + se_paper^2), ours floored when partial") {
+  RefRow ref;
+  ref.mean = -3.12;
+  ref.error = 0.02;
+  ref.error_kind = "se";
+  ref.n_splits = 20;
+  Entry e;
+  e.ref = ref;
+  e.ref_se = ref.standard_error(20);
+  e.mean = -3.161;
+  e.se = 0.001;  // two splits that happen to lie close
+  e.n_expected = 20;
+  e.n_done = 2;
+  // The paper's split sd 0.02 sqrt(20) = 0.0894 over sqrt(2) floors ours: 0.0632.
+  const double floor_se = 0.02 * std::sqrt(20.0) / std::sqrt(2.0);
+  REQUIRE(agreement_tolerance(e));
+  CHECK(*agreement_tolerance(e) == doctest::Approx(2.0 * std::hypot(floor_se, 0.02)));
+  // Every split of the paper done: our own standard error.
+  e.n_done = 20;
+  CHECK(*agreement_tolerance(e) == doctest::Approx(2.0 * std::hypot(0.001, 0.02)));
+  // A sample standard error above the floor is kept.
+  e.n_done = 2;
+  e.se = 0.5;
+  CHECK(*agreement_tolerance(e) == doctest::Approx(2.0 * std::hypot(0.5, 0.02)));
+  // The paper's sd printed directly: the floor is sd / sqrt(n_done).
+  e.ref->error_kind = "sd";
+  e.ref->error = 0.3;
+  e.ref_se = e.ref->standard_error(20);
+  e.se = 0.01;
+  e.n_done = 3;
+  CHECK(*agreement_tolerance(e) ==
+        doctest::Approx(2.0 * std::hypot(0.3 / std::sqrt(3.0), 0.3 / std::sqrt(20.0))));
+  // A paired error says nothing of the spread: no floor.
+  e.ref->error_kind = "2se_paired";
+  e.ref_se = e.ref->standard_error(20);
+  CHECK(*agreement_tolerance(e) == doctest::Approx(2.0 * std::hypot(0.01, 0.15)));
+  // No verdict: one split of several, or no value of the paper's.
+  e.n_done = 1;
+  e.se.reset();
+  CHECK(!agreement_tolerance(e));
+  // One split in all (MNIST): within two of the paper's standard error.
+  e.n_expected = 1;
+  e.ref->n_splits = 1;
+  e.ref->error_kind = "se";
+  e.ref->error = 0.05;
+  e.ref_se = 0.05;
+  CHECK(*agreement_tolerance(e) == doctest::Approx(0.1));
+  e.ref.reset();
+  CHECK(!agreement_tolerance(e));
+}
+
 TEST_CASE("tables: epoch time from step timings when the run did not write it") {
   CellRecord c = rec("dwp", "", "gw", 0, std::nullopt);
   c.state = "done";

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <sstream>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -24,6 +26,23 @@ double RefRow::standard_error(int n_fallback) const {
   }
   if (error_kind == "2se_paired") return *error / 2.0;
   return 0.0;
+}
+
+double RefRow::rounding_sd() const {
+  const std::string& t = mean_text;
+  const size_t e = t.find_first_of("eE");
+  const std::string mantissa = t.substr(0, e);
+  const size_t dot = mantissa.find('.');
+  if (mantissa.find_first_of("0123456789") == std::string::npos) return 0.0;
+  int place = dot == std::string::npos ? 0 : -static_cast<int>(mantissa.size() - dot - 1);
+  if (e != std::string::npos) {
+    try {
+      place += std::stoi(t.substr(e + 1));
+    } catch (const std::exception&) {
+      return 0.0;
+    }
+  }
+  return std::pow(10.0, place) / std::sqrt(12.0);
 }
 
 double RefRow::split_sd() const {

@@ -41,6 +41,9 @@ struct RefRow {
   /// The paper's split-to-split standard deviation implied by (error, error_kind): sd -> error,
   /// se -> error * sqrt(n_splits); 0 when it cannot be told (no n_splits, a paired or no error).
   double split_sd() const;
+  /// The standard deviation of the printed mean's rounding: u / sqrt(12) for the place value u
+  /// of its last printed digit ("-0.01": 0.01; "4.23e-5": 1e-7); 0 without a printed mean.
+  double rounding_sd() const;
 };
 
 /// Parses one CSV (RFC 4180 quoting); the header names the columns, the first ten are required.

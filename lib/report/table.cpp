@@ -125,7 +125,8 @@ std::optional<double> agreement_tolerance(const Entry& e) {
   if (!single_run && e.n_done < e.ref->n_splits) {
     ours_se = std::max(ours_se, e.ref->split_sd() / std::sqrt(static_cast<double>(e.n_done)));
   }
-  return 2.0 * std::sqrt(ours_se * ours_se + e.ref_se * e.ref_se);
+  const double rounding = e.ref->rounding_sd();
+  return 2.0 * std::sqrt(ours_se * ours_se + e.ref_se * e.ref_se + rounding * rounding);
 }
 
 std::string format_fixed(std::optional<double> x, int decimals) {

@@ -143,7 +143,9 @@ std::string to_markdown(const Table& t);
 std::string metric_title(const std::string& metric);
 
 /// The tolerance of the agreement with the paper: ours agrees when |ours - paper| <= it, with
-/// tolerance 2 sqrt(se_ours^2 + se_paper^2). When fewer splits are done than the paper averaged
+/// tolerance 2 sqrt(se_ours^2 + se_paper^2 + r^2), r the standard deviation of the paper's
+/// rounding to its printed digits (RefRow::rounding_sd: a value printed as "-0.01 ± 0.00" is
+/// known to 0.01 / sqrt(12), not better). When fewer splits are done than the paper averaged
 /// over, se_ours is at least the paper's split-to-split standard deviation over sqrt(n_done)
 /// (RefRow::split_sd): the sample standard error of a few splits has few degrees of freedom, and
 /// two or three splits that happen to lie close would otherwise claim a precision that the

@@ -341,6 +341,39 @@ TEST_CASE("agreement_tolerance: two sqrt(se_ours^2 + se_paper^2), ours floored w
   CHECK(!agreement_tolerance(e));
 }
 
+TEST_CASE("RefRow::rounding_sd and the agreement tolerance of a value printed to few digits") {
+  const auto rounding = [](const std::string& text) {
+    RefRow r;
+    r.mean_text = text;
+    return r.rounding_sd();
+  };
+  const double s12 = std::sqrt(12.0);
+  CHECK(rounding("-0.01") == doctest::Approx(0.01 / s12));
+  CHECK(rounding("36.31") == doctest::Approx(0.01 / s12));
+  CHECK(rounding("47.4") == doctest::Approx(0.1 / s12));
+  CHECK(rounding("1") == doctest::Approx(1.0 / s12));
+  CHECK(rounding("4.23e-5") == doctest::Approx(1e-7 / s12));
+  CHECK(rounding("2.22E-3") == doctest::Approx(1e-5 / s12));
+  CHECK(rounding("") == 0.0);
+  CHECK(rounding("-") == 0.0);
+  // The A-GW paper's concrete A-GW - AB-GW ELBO difference, -0.01 +- 0.00 (se): known to 0.01.
+  RefRow ref;
+  ref.mean = -0.01;
+  ref.mean_text = "-0.01";
+  ref.error = 0.0;
+  ref.error_text = "0.00";
+  ref.error_kind = "se";
+  ref.n_splits = 20;
+  Entry e;
+  e.ref = ref;
+  e.ref_se = 0.0;
+  e.mean = -0.002;
+  e.se = 0.003;
+  e.n_expected = 20;
+  e.n_done = 20;
+  CHECK(*agreement_tolerance(e) == doctest::Approx(2.0 * std::hypot(0.003, 0.01 / s12)));
+}
+
 TEST_CASE("tables: epoch time from step timings when the run did not write it") {
   CellRecord c = rec("dwp", "", "gw", 0, std::nullopt);
   c.state = "done";

@@ -3,6 +3,7 @@
 // the tables of the call (scoreboard, disagreements, figures of ours against the papers').
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -53,6 +54,7 @@ int cmd_tables(const std::vector<std::string>& args) {
   const fs::path ref_dir = vm["reference"].as<std::string>();
 
   std::vector<std::pair<ex::Grid, fs::path>> grids;  // grid, results root
+  std::set<size_t> extra;  // indices into grids of the profiles marked `tables: true`
   std::error_code ec;
   // Grid files read their results from --results: a mistyped one is an error, not empty tables.
   auto check_results = [&]() {
@@ -82,9 +84,19 @@ int cmd_tables(const std::vector<std::string>& args) {
       }
       std::sort(files.begin(), files.end());
       if (!files.empty()) check_results();
+      const std::string profile = vm["profile"].as<std::string>();
       for (const auto& f : files) {
-        ex::Grid g = ex::load_grid(f, vm["profile"].as<std::string>());
-        if (!is_smoke(g)) grids.emplace_back(std::move(g), results);
+        ex::Grid g = ex::load_grid(f, profile);
+        if (is_smoke(g)) continue;
+        // Beside the paper protocols (profile full), the profiles a grid marks `tables: true`.
+        std::vector<std::string> more;
+        if (profile == "full") more = g.tabulated_profiles;
+        grids.emplace_back(std::move(g), results);
+        for (const auto& p : more) {
+          if (p == profile) continue;
+          extra.insert(grids.size());
+          grids.emplace_back(ex::load_grid(f, p), results);
+        }
       }
     }
     if (grids.empty()) {
@@ -128,9 +140,11 @@ int cmd_tables(const std::vector<std::string>& args) {
   };
   std::vector<GridTables> made;
   size_t present = 0;
-  for (const auto& [grid, root] : grids) {
+  for (size_t i = 0; i < grids.size(); ++i) {
+    const auto& [grid, root] = grids[i];
     GridTables g{&grid, root, {}, {}};
     g.tables = ex::grid_tables(grid, root, refs, status, &g.check);
+    for (auto& t : g.tables) t.extra = extra.count(i) > 0;
     present += g.check.present;
     if (g.check.present == 0) {
       const std::string none = fmt::format("no cell of grid {} (profile {}) under {}", grid.name,

@@ -525,15 +525,18 @@ std::vector<Override> parse_overrides(const Parser& P, const YAML::Node& v,
 
 struct Profile {
   std::string description;
+  bool tables = false;  ///< `tables: true`: dkp tables DIR writes its tables too
   ProtocolPatch protocol;
   Axes axes;
   std::vector<Override> overrides;
 };
 
 Profile parse_profile(const Parser& P, const YAML::Node& v, const std::string& key) {
-  P.check_keys(v, key, {"description", "protocol", "axes", "overrides"});
+  P.check_keys(v, key, {"description", "tables", "protocol", "axes", "overrides"});
   Profile pr;
   if (const auto d = v["description"]) pr.description = P.get_string(d, key + ".description");
+  if (const auto t = v["tables"])
+    pr.tables = P.get_choice(t, key + ".tables", {"true", "false"}) == "true";
   if (const auto p = v["protocol"]) {
     P.check_keys(p, key + ".protocol", kProtocolKeys);
     pr.protocol = parse_protocol_keys(P, p, key + ".protocol", true, true);
@@ -638,7 +641,9 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
       g.profiles.push_back(name);
       profile_nodes[name] = it->second;
       // Validate every profile, not only the selected one: a typo in 'quick' fails a full run.
-      parse_profile(P, it->second, "profiles." + name);
+      if (parse_profile(P, it->second, "profiles." + name).tables) {
+        g.tabulated_profiles.push_back(name);
+      }
     }
   }
   g.profile = profile;

@@ -39,6 +39,8 @@
 //   profiles:                  # optional: named variants merged on top (--profile NAME)
 //     quick:
 //       description: "3 splits, 2000 steps"
+//       tables: true                          # optional: `dkp tables DIR` (make tables) also
+//                                             # writes this profile's tables (not counted)
 //       protocol: {steps: 2000, lr_schedule: [[0, 0.01], [1000, 0.001]]}
 //       axes: {splits: [0, 1, 2]}             # replaces the listed axes
 //       overrides: [...]                      # appended after the grid's overrides
@@ -65,7 +67,10 @@ struct Grid {
   std::string profile = "full";
   std::string profile_description;
   std::vector<std::string> profiles;  ///< profiles defined in the file
-  std::vector<RunSpec> cells;         ///< the expanded grid, in run order (split-major)
+  /// Profiles marked `tables: true`: `dkp tables DIR` writes their tables beside the full
+  /// profile's, as tables of another protocol (report::Table::extra).
+  std::vector<std::string> tabulated_profiles;
+  std::vector<RunSpec> cells;  ///< the expanded grid, in run order (split-major)
 };
 
 /// The cell of `grid` whose configuration hash is `hash`, or starts with it (a prefix of at least

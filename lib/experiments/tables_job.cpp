@@ -153,7 +153,7 @@ std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results
     t.notes = protocol_summary(grid);
     if (grid.profile != "full") {
       t.notes += fmt::format(
-          " Profile '{}'{}: a reduced protocol, not the paper's.", grid.profile,
+          " Profile '{}'{}: not the paper's protocol.", grid.profile,
           grid.profile_description.empty() ? std::string() : " (" + grid.profile_description + ")");
     }
     t.notes += fmt::format(" Grid {}.", grid.file.filename().string());

@@ -60,7 +60,9 @@ struct SummaryLinks {
   std::string figures = "figures/";
 };
 
-/// The page (GitHub-flavoured Markdown), deterministic: no date, no machine path.
+/// The page (GitHub-flavoured Markdown), deterministic: no date, no machine path. Scoreboard,
+/// disagreements and figures count the papers' protocols only; tables marked Table::extra are
+/// listed in a section of their own.
 std::string summary_markdown(const std::vector<Table>& tables,
                              const std::vector<Explanation>& explanations,
                              const SummaryLinks& links = {});
@@ -68,7 +70,7 @@ std::string summary_markdown(const std::vector<Table>& tables,
 /// The page's figures, file stem (the paper key) -> SVG text: one per paper that has entries with
 /// both our mean and the paper's value, one panel per metric (ours against the paper's, error
 /// bars of one standard error each, y = x, one marker per table column, hollow where not every
-/// split is done, disagreements ringed).
+/// split is done, disagreements ringed). Tables marked Table::extra are left out.
 std::map<std::string, std::string> summary_figures(const std::vector<Table>& tables);
 
 }  // namespace dkp::report

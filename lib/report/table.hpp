@@ -122,6 +122,9 @@ struct Table {
   std::vector<Row> rows;
   std::string profile = "full";
   std::string notes;  ///< protocol / profile text for the caption
+  /// A table of another protocol than the page's (a grid profile marked `tables: true`): the
+  /// results page lists it apart and leaves it out of the scoreboard, disagreements and figures.
+  bool extra = false;
   /// Entries of the grid that have no complete result (status other than ok and absent).
   int incomplete() const;
 };

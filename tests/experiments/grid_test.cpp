@@ -133,6 +133,12 @@ TEST_CASE("grid schema: impossible values fail with file:line and the key name")
   INFO(prof);
   CHECK(has(prof, "profiles.quick.axes.dephts"));
   CHECK(has(error_of(kGrid, "nosuch"), "no profile 'nosuch'"));
+  // A profile's `tables` is true or false.
+  const auto tab = error_of(with("    description: two splits", "    tables: yes"));
+  INFO(tab);
+  CHECK(has(tab, "grids/t.yaml:26:"));
+  CHECK(has(tab, "profiles.quick.tables"));
+  CHECK(has(tab, "'yes' is not one of: true, false"));
 }
 
 TEST_CASE("grid expansion: counts, order, overrides and profiles") {
@@ -158,6 +164,7 @@ TEST_CASE("grid expansion: counts, order, overrides and profiles") {
   });
   CHECK(sgp500 == 25);
 
+  CHECK(g.tabulated_profiles.empty());
   const Grid q = parse_grid(kGrid, "grids/t.yaml", "quick");
   CHECK(q.profile == "quick");
   CHECK(q.profile_description == "two splits");
@@ -166,6 +173,20 @@ TEST_CASE("grid expansion: counts, order, overrides and profiles") {
     CHECK(c.protocol.steps == 200);
     CHECK(c.protocol.lr_schedule == std::vector<LrPoint>{{0, 0.01}, {100, 0.001}});
   }
+  // `tables: true` names the profile among the tabulated ones, whichever profile is loaded; it
+  // changes no cell.
+  const std::string tabulated =
+      with("    description: two splits", "    description: two splits\n    tables: true");
+  CHECK(parse_grid(tabulated, "grids/t.yaml").tabulated_profiles ==
+        std::vector<std::string>{"quick"});
+  const Grid tq = parse_grid(tabulated, "grids/t.yaml", "quick");
+  CHECK(tq.tabulated_profiles == std::vector<std::string>{"quick"});
+  REQUIRE(tq.cells.size() == q.cells.size());
+  for (size_t i = 0; i < q.cells.size(); ++i) CHECK(tq.cells[i].hash() == q.cells[i].hash());
+  CHECK(parse_grid(
+            with("    description: two splits", "    description: two splits\n    tables: false"),
+            "grids/t.yaml")
+            .tabulated_profiles.empty());
 }
 
 TEST_CASE("config hash: stable for the same spec, different for a changed step count") {

@@ -251,6 +251,37 @@ TEST_CASE("summary: the page") {
   CHECK(summary_markdown({}, {}).find("None so far.") != std::string::npos);
 }
 
+TEST_CASE("summary: a table of another protocol is listed apart and counted nowhere else") {
+  const auto ts = tables();
+  const std::string base = summary_markdown(ts, {});
+  CHECK(base.find("## Beyond the papers' protocols") == std::string::npos);
+  // gw-table3 of a profile marked `tables: true`: 2 complete entries, 1 disagreeing.
+  auto with_extra = ts;
+  Table x = ts[1];
+  x.spec.name = "gw-table3-long";
+  x.profile = "long";
+  x.extra = true;
+  with_extra.push_back(x);
+  const std::string md = summary_markdown(with_extra, {});
+  // The scoreboard, its total and the disagreements are those of the papers' protocols alone.
+  CHECK(md.find("**Overall: 7 of 11 planned cells computed; 3 agree with the paper, 2 disagree, "
+                "2 not comparable.**") != std::string::npos);
+  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 2 |\n") != std::string::npos);
+  CHECK(count(md, "\n- [") == 2);
+  CHECK(md.find("- [gw-table3-long]") == std::string::npos);
+  // Its own section: planned, computed and complete, no verdicts.
+  CHECK(md.find("## Beyond the papers' protocols") != std::string::npos);
+  CHECK(md.find("| [gw-table3-long](tables/gw-table3-long.md) | gw, Table 3 | long | 2 | 2 | 2 "
+                "|\n") != std::string::npos);
+  CHECK(md.find("## Beyond the papers' protocols") < md.find("## Figures"));
+  // The figures are those without it, to the byte.
+  CHECK(summary_figures(with_extra) == summary_figures(ts));
+  // Only the extra table's entry moved, so the page is the base page plus that section.
+  const auto start = md.find("## Beyond the papers' protocols");
+  const auto end = md.find("## Figures");
+  CHECK(md.substr(0, start) + md.substr(end) == base);
+}
+
 TEST_CASE("summary: figures, one panel per metric") {
   auto ts = tables();
   const auto figs = summary_figures(ts);

@@ -24,17 +24,6 @@ void check_square(const Var& A, const char* op, const char* where) {
   }
 }
 
-// Adds g into v's adjoint, moving it in when the adjoint is not allocated yet (saves a zero fill
-// and a pass over fresh memory for large right-hand sides).
-void accumulate_move(const Var& v, arma::mat&& g) {
-  if (!v.needs_grad()) return;
-  Node* n = v.node();
-  if (n->has_adj())
-    n->adj += g;
-  else
-    n->adj = std::move(g);
-}
-
 // Coefficient of the jitter's dependence on A: A -> A + jc tr(A) I (0 when no jitter was added or
 // the jitter scale did not depend on A).
 double jitter_coef(const linalg::CholResult& r, arma::uword n) {
@@ -46,11 +35,17 @@ linalg::CholStats* stats_sink(const Var& A, linalg::CholStats* stats) {
   return stats ? stats : &A.tape().chol_stats();
 }
 
+// In place: S <- S + jc tr(S) I, the adjoint w.r.t. A of a symmetric adjoint S w.r.t.
+// A + jc tr(A) I (the jitter's own dependence on A; nothing when jc = 0).
+void add_jitter_term(arma::mat& S, double jc) {
+  if (jc != 0.0) S.diag() += jc * arma::trace(S);
+}
+
 // In place: S <- sym(S) + jc tr(S) I, the symmetric adjoint w.r.t. A of an adjoint S w.r.t.
 // A + c(A) I.
 void symmetrise_with_jitter(arma::mat& S, double jc) {
   linalg::symmetric_sum_inplace(S, 0.5);
-  if (jc != 0.0) S.diag() += jc * arma::trace(S);
+  add_jitter_term(S, jc);
 }
 
 }  // namespace
@@ -65,8 +60,8 @@ Var cholesky(const Var& A, const char* where, const linalg::JitterPolicy& policy
       const arma::mat& L = out->val;
       if (L.n_rows == 0) return;
       arma::mat S = linalg::chol_adjoint(L, out->adj, how);
-      if (jc != 0.0) S.diag() += jc * arma::trace(S);
-      accumulate_move(A, std::move(S));
+      add_jitter_term(S, jc);
+      accumulate(A, std::move(S));
     };
   });
 }
@@ -99,7 +94,7 @@ Var tri_solve(const Var& T, const Var& B, linalg::Uplo uplo, bool trans, linalg:
         const arma::mat& Q = left == trans ? Bbar : X;
         linalg::add_tri_product(Tbar, uplo, P, Q, !left, -1.0, T.node()->adj_diag_only);
       }
-      accumulate_move(B, std::move(Bbar));
+      accumulate(B, std::move(Bbar));
     };
   });
 }
@@ -138,7 +133,7 @@ Var gram_scaled(const Var& V, double alpha) {
                   int(S.n_cols), 1.0, S.memptr(), int(std::max<arma::uword>(1, S.n_rows)),
                   V.val().memptr(), int(std::max<arma::uword>(1, V.n_rows())), 0.0, g.memptr(),
                   int(std::max<arma::uword>(1, g.n_rows)));
-      accumulate_move(V, std::move(g));
+      accumulate(V, std::move(g));
     };
   });
 }
@@ -177,7 +172,7 @@ Var sq_norm_tri_t_inv(const Var& T, const Var& L) {
         for (arma::uword j = 1; j < n; ++j) {
           for (arma::uword i = 0; i < j; ++i) S(i, j) = S(j, i);
         }
-        accumulate_move(L, linalg::tril_times_lower_t(S, *Linv));
+        accumulate(L, linalg::tril_times_lower_t(S, *Linv));
       }
     };
   });
@@ -215,7 +210,7 @@ Var times_iw_factor(const Var& Xi, const Var& Xt, const Var& L, const Var& T) {
         arma::mat g = R.rows(r0, r1 - 1);
         cblas_dtrmm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, int(g.n_rows),
                     int(n), 1.0, L.val().memptr(), int(n), g.memptr(), int(g.n_rows));
-        accumulate_move(Xp, std::move(g));
+        accumulate(Xp, std::move(g));
       };
       x_adjoint(Xi, 0, mi);
       x_adjoint(Xt, mi, m);
@@ -257,7 +252,7 @@ Var spd_inverse(const Var& A, const char* where, const linalg::JitterPolicy& pol
       const arma::mat G = linalg::symmetric_sum(out->adj, -0.5);
       arma::mat S = Ainv * G * Ainv;  // symmetric up to round-off; symmetrised below
       symmetrise_with_jitter(S, jc);
-      accumulate_move(A, std::move(S));
+      accumulate(A, std::move(S));
     };
   });
 }
@@ -279,9 +274,9 @@ Var spd_solve(const Var& A, const Var& B, const char* where, const linalg::Jitte
         arma::mat S = Bbar * out->val.t();
         S *= -1.0;
         symmetrise_with_jitter(S, jc);
-        accumulate_move(A, std::move(S));
+        accumulate(A, std::move(S));
       }
-      accumulate_move(B, std::move(Bbar));
+      accumulate(B, std::move(Bbar));
     };
   });
 }
@@ -297,8 +292,8 @@ Var logdet_spd(const Var& A, const char* where, const linalg::JitterPolicy& poli
                            return [A, jc, L = std::move(L), out] {
                              arma::mat S = linalg::chol_inverse(L);
                              S *= out->adj[0];
-                             if (jc != 0.0) S.diag() += jc * arma::trace(S);
-                             accumulate_move(A, std::move(S));
+                             add_jitter_term(S, jc);
+                             accumulate(A, std::move(S));
                            };
                          });
 }

@@ -297,6 +297,12 @@ std::string scoreboard_line(const std::vector<Table>& tables) {
 
 namespace {
 
+/// "paper, Table N" (or the paper alone when the table has no number).
+std::string paper_and_table(const Table& t) {
+  if (t.spec.paper_table.empty()) return t.spec.paper;
+  return t.spec.paper + ", Table " + t.spec.paper_table;
+}
+
 /// The tables of the papers' protocols, or those of other protocols (Table::extra).
 std::vector<Table> tables_where_extra(const std::vector<Table>& tables, bool extra) {
   std::vector<Table> out;
@@ -333,8 +339,7 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
   o += "| :-- | :-- | --: | --: | --: | --: | --: | --: |\n";
   for (const auto& t : tables) {
     const CellCounts c = count_cells(t);
-    std::string paper = t.spec.paper;
-    if (!t.spec.paper_table.empty()) paper += ", Table " + t.spec.paper_table;
+    const std::string paper = paper_and_table(t);
     o += fmt::format("| [{}]({}{}.md) | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(t.spec.name),
                      links.tables, t.spec.name, md_cell(paper), c.planned, c.computed, c.complete,
                      c.agree, c.disagree, c.not_comparable);
@@ -440,8 +445,7 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
     o += "| :-- | :-- | :-- | --: | --: | --: |\n";
     for (const auto& t : others) {
       const CellCounts c = count_cells(t);
-      std::string paper = t.spec.paper;
-      if (!t.spec.paper_table.empty()) paper += ", Table " + t.spec.paper_table;
+      const std::string paper = paper_and_table(t);
       o += fmt::format("| [{}]({}{}.md) | {} | {} | {} | {} | {} |\n", md_cell(t.spec.name),
                        links.tables, t.spec.name, md_cell(paper), md_cell(t.profile), c.planned,
                        c.computed, c.complete);

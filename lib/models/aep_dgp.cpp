@@ -259,7 +259,6 @@ ElboEstimate AepDgp::elbo(const VarMap& params, const arma::mat& X, const arma::
   ad::Tape& tape = f.mean.tape();
   const double B = double(y.n_elem);
   const Var kl = ad::scale(energy, -1.0 / n_train);
-  ElboEstimate e;
   if (cfg_.num_classes > 0) {
     const arma::uvec labels = likelihoods::class_labels(y, cfg_.num_classes);
     Var log_z;
@@ -272,10 +271,7 @@ ElboEstimate AepDgp::elbo(const VarMap& params, const arma::mat& X, const arma::
       log_z = likelihoods::robustmax_log_z_sum(f.mean, positive_var(f.var), labels, rm);
     }
     const Var ell = ad::scale(log_z, 1.0 / B);
-    e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
-    e.expected_loglik = ell.scalar();
-    e.kl = kl.scalar();
-    return e;
+    return elbo_estimate(ell, kl, kl_weight);
   }
   const Var s2 = ad::exp(get(params, kNoise));
   const Var tot = ad::add_each_row(f.var, s2);  // v_n + s2
@@ -284,10 +280,7 @@ ElboEstimate AepDgp::elbo(const VarMap& params, const arma::mat& X, const arma::
   const Var logz =
       ad::scale(ad::add(ad::sum(ad::log(tot)), ad::sum(ad::div(ad::square(resid), tot))), -0.5);
   const Var ell = ad::add_scalar(ad::scale(logz, 1.0 / B), -0.5 * std::log(2.0 * M_PI));
-  e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
-  e.expected_loglik = ell.scalar();
-  e.kl = kl.scalar();
-  return e;
+  return elbo_estimate(ell, kl, kl_weight);
 }
 
 Predictive AepDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,

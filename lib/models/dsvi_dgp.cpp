@@ -163,11 +163,7 @@ ElboEstimate DsviDgp::elbo(const VarMap& params, const arma::mat& X, const arma:
   Var kl = layers_[0].kl(states[0]);
   for (size_t l = 1; l < layers_.size(); ++l) kl = ad::add(kl, layers_[l].kl(states[l]));
   kl = ad::scale(kl, 1.0 / n_train);
-  ElboEstimate e;
-  e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
-  e.expected_loglik = ell.scalar();
-  e.kl = kl.scalar();
-  return e;
+  return elbo_estimate(ell, kl, kl_weight);
 }
 
 Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t samples,

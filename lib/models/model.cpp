@@ -52,16 +52,20 @@ arma::uvec init_inducing_inputs(const char* model, const arma::mat& X, const arm
   return pick;
 }
 
+ElboEstimate elbo_estimate(const autodiff::Var& ell, const autodiff::Var& kl, double kl_weight) {
+  ElboEstimate e;
+  e.elbo = autodiff::sub(ell, autodiff::scale(kl, kl_weight));
+  e.expected_loglik = ell.scalar();
+  e.kl = kl.scalar();
+  return e;
+}
+
 ElboEstimate assemble_elbo(const autodiff::Var& ell_total, const autodiff::Var& logpq_total,
                            double samples, double batch, double n_train, double kl_weight) {
   namespace ad = dkp::autodiff;
   const autodiff::Var ell_mean = ad::scale(ell_total, 1.0 / (samples * batch));
   const autodiff::Var kl = ad::scale(logpq_total, -1.0 / (samples * n_train));
-  ElboEstimate e;
-  e.elbo = ell_mean - ad::scale(kl, kl_weight);
-  e.expected_loglik = ell_mean.scalar();
-  e.kl = kl.scalar();
-  return e;
+  return elbo_estimate(ell_mean, kl, kl_weight);
 }
 
 std::string hidden_csv(const Predictive& pred) {

@@ -117,6 +117,10 @@ autodiff::Var gaussian_ell_sum(const autodiff::Var& y, const autodiff::Var& f_me
                                const autodiff::Var& f_var, const autodiff::Var& log_s2,
                                const autodiff::Var& inv_s2);
 
+/// The per-datapoint ELBO ell - kl_weight * kl from the expected log-likelihood per datapoint and
+/// the KL per training point, with both recorded as numbers.
+ElboEstimate elbo_estimate(const autodiff::Var& ell, const autodiff::Var& kl, double kl_weight);
+
 /// The per-datapoint ELBO from S samples on a batch of B points: ell_total summed over samples
 /// and points, logpq_total = sum over samples of log p - log q; KL = -logpq_total / (S n_train).
 ElboEstimate assemble_elbo(const autodiff::Var& ell_total, const autodiff::Var& logpq_total,

@@ -55,11 +55,7 @@ ElboEstimate SgpModel::elbo(const VarMap& params, const arma::mat& X, const arma
   const layers::Marginals f = layer_.marginals(s, tape.constant(X));
   const Var ell = SvgpOutput(cfg_.num_classes).expected_loglik(params, f.mean, f.var, y);
   const Var kl = ad::scale(layer_.kl(s), 1.0 / n_train);
-  ElboEstimate e;
-  e.elbo = ad::sub(ell, ad::scale(kl, kl_weight));
-  e.expected_loglik = ell.scalar();
-  e.kl = kl.scalar();
-  return e;
+  return elbo_estimate(ell, kl, kl_weight);
 }
 
 Predictive SgpModel::predict(const ParamMap& params, const arma::mat& X, size_t samples,

@@ -1,31 +1,23 @@
 // dkp toy: Figure 5 of the compositional-uncertainty paper (Ustyuzhaninov et al. 2020, section
-// 5) and variations of its protocol outside the grid: two-layer DGPs (SE then periodic kernel) on
-// the 1-D toy data, with the mean-field (DSVI), jointly Gaussian and inducing-locations
-// posteriors, several trials each; ELBO and the marginal variances of the two layers' functions
-// at x = 0, beside the paper's Table 1. The paper's Table 1 itself is the grid
-// experiments/toy.yaml (the toy is a dataset of `dkp run` and the store); this command keeps its
-// own loop for what a run spec does not hold: the layer samples of Figure 5, and a prior-jitter
-// schedule (--beta-schedule), which trains in stages from checkpoints.
+// 5) and variations of its protocol outside the grid (experiments::run_toy_study): two-layer DGPs
+// (SE then periodic kernel) on the 1-D toy data, with the mean-field (DSVI), jointly Gaussian and
+// inducing-locations posteriors, several trials each; ELBO and the marginal variances of the two
+// layers' functions at x = 0, beside the paper's Table 1. The paper's Table 1 itself is the grid
+// experiments/toy.yaml (the toy is a dataset of `dkp run` and the store).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <optional>
-
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
-#include "data/toy.hpp"
 #include "experiments/lr_schedule.hpp"
+#include "experiments/toy_study.hpp"
 #include "models/cdgp.hpp"
 #include "report/reference.hpp"
 #include "report/svg.hpp"
-#include "training/mc.hpp"
-#include "training/trainer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -34,14 +26,6 @@ namespace dkp::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TrialResult {
-  std::string posterior;
-  size_t trial = 0;
-  double elbo = 0.0;             ///< total over the N points (the paper's Table 1), KL weight 1
-  std::vector<double> var_at_0;  ///< Var[f_l(0)], l = 1..L
-  double train_s = 0.0;
-};
 
 std::string metric_name(size_t i) {
   return i == 0 ? "elbo_total" : fmt::format("var_f{}_at_0", i);
@@ -140,89 +124,38 @@ int cmd_toy(const std::vector<std::string>& args) {
   const fs::path out = vm["out"].as<std::string>();
   fs::create_directories(out);
 
-  const random::Stream master(vm["seed"].as<uint64_t>());
-  random::Stream data_rng = master.child("toy-data", 0);
-  const data::ToyData data = data::compositional_toy(size_t(N), noise_std, data_rng);
-  const arma::mat x0(1, 1, arma::fill::zeros);
+  experiments::ToyStudyOptions so;
+  so.posteriors = posteriors;
+  so.trials = size_t(trials);
+  so.steps = size_t(steps);
+  so.lr = lr;
+  so.samples = size_t(S);
+  so.inducing = size_t(M);
+  so.depth = size_t(depth);
+  so.points = size_t(N);
+  so.noise_std = noise_std;
+  so.last_periodic = last_kernel == "periodic";
+  so.beta_schedule = beta_schedule;
+  so.elbo_samples = size_t(elbo_samples);
+  so.var_samples = size_t(var_samples);
+  so.figure_samples = size_t(fig_samples);
+  so.seed = vm["seed"].as<uint64_t>();
+  so.threads = size_t(threads);
+  so.jobs = size_t(jobs);
+  so.scratch = out;
+  const experiments::ToyStudy study = experiments::run_toy_study(so);
+  const auto& results = study.trials;
+  const auto& data = study.data;
+  const arma::vec& grid = study.grid;
 
-  // One task per (posterior, trial), `--jobs` at a time; each has its own streams, so the
-  // results do not depend on the order or the number of jobs.
-  const size_t n_tasks = posteriors.size() * size_t(trials);
-  std::vector<TrialResult> results(n_tasks);
-  // Trial 0 of each posterior: each layer's function, then the composition, on the grid.
-  std::vector<std::vector<arma::mat>> figures(n_tasks);
-  const arma::vec grid = arma::linspace(-1.0, 1.0, 101);
-  std::atomic<size_t> next{0};
-  auto run_task = [&](size_t task) {
-    const std::string& posterior = posteriors[task / size_t(trials)];
-    const size_t t = task % size_t(trials);
-    models::CdgpConfig cfg;
-    cfg.posterior = posterior;
-    cfg.depth = size_t(depth);
-    cfg.inducing = size_t(M);
-    cfg.noise_std = noise_std;
-    cfg.last_periodic = last_kernel == "periodic";
-    const random::Stream run = master.child(posterior, uint64_t(t));
-    training::TrainOptions opt;
-    opt.lr = training::LrSchedule::steps(lr, {});
-    opt.kl = training::KlAnnealing(0);
-    opt.samples = size_t(S);
-    opt.threads = size_t(threads);
-    opt.log_every = 0;
-    opt.checkpoint_every = 0;
-    // The inducing-locations prior's beta changes between stages: each stage is its own model
-    // (the same initial parameters), trained on from the previous stage's checkpoint (parameters
-    // and Adam state), so a schedule equals one run whose beta changes at the given steps.
-    const bool staged = posterior == "inducing-locations" && beta_schedule.size() > 1;
-    const fs::path stage_ck = out / fmt::format(".toy-{}-{}-{}.ckpt", posterior, t, ::getpid());
-    std::optional<models::CompositionalDgp> model;
-    training::TrainReport tr;
-    double stage_seconds = 0.0;
-    for (size_t k = 0; k < (staged ? beta_schedule.size() : 1); ++k) {
-      cfg.beta = posterior == "inducing-locations" ? beta_schedule[k].lr : cfg.beta;
-      random::Stream init = run.child("init", 0);
-      model.emplace(cfg, init);
-      opt.steps = staged && k + 1 < beta_schedule.size() ? size_t(beta_schedule[k + 1].step)
-                                                         : size_t(steps);
-      if (staged) opt.checkpoint_path = stage_ck;
-      tr = training::train(*model, data.X, data.y, opt, run);
-      stage_seconds += tr.train_seconds;
-    }
-    if (staged) fs::remove(stage_ck);
-    tr.train_seconds = stage_seconds;
-    TrialResult& r = results[task];
-    r.posterior = posterior;
-    r.trial = t;
-    r.train_s = tr.train_seconds;
-    random::Stream elbo_rng = run.child("final-elbo", 0);
-    r.elbo = double(N) * training::estimate_elbo(*model, tr.params, data.X, data.y,
-                                                 size_t(elbo_samples), elbo_rng, size_t(threads));
-    random::Stream var_rng = run.child("var-at-0", 0);
-    for (const arma::mat& f : model->layer_functions(tr.params, x0, size_t(var_samples), var_rng))
-      r.var_at_0.push_back(arma::var(arma::vectorise(f)));
-    if (t == 0 && fig_samples > 0) {
-      random::Stream fig_rng = run.child("figure", 0);
-      figures[task] = model->layer_functions(tr.params, grid, size_t(fig_samples), fig_rng);
-      random::Stream comp_rng = run.child("figure-composition", 0);
-      figures[task].push_back(model->predict(tr.params, grid, size_t(fig_samples), comp_rng).mean);
-    }
-    std::string vars;
-    for (size_t l = 0; l < r.var_at_0.size(); ++l)
-      vars += fmt::format("  Var[f{}(0)] {:.3e}", l + 1, r.var_at_0[l]);
-    spdlog::info("{} trial {}/{}: ELBO {:.2f}{}  ({:.1f} s, {:.2f} ms/step)", posterior, t + 1,
-                 trials, r.elbo, vars, tr.train_seconds, 1e3 * tr.seconds_per_step);
-  };
-  training::parallel_for(std::min(size_t(jobs), n_tasks), [&](size_t) {
-    for (size_t task = next++; task < n_tasks; task = next++) run_task(task);
-  });
   // Figure 5: its samples as CSV, and drawn (a row per posterior: f_1, ..., f_L, composition).
   std::string figure = "posterior,layer,sample,x,f\n";
   std::vector<report::PlotPanel> panels;
-  for (size_t task = 0; task < n_tasks; ++task) {
-    const std::string& posterior = posteriors[task / size_t(trials)];
-    for (size_t l = 0; l < figures[task].size(); ++l) {
-      const arma::mat& F = figures[task][l];
-      const bool comp = l + 1 == figures[task].size();
+  for (const auto& trial : results) {
+    const std::string& posterior = trial.posterior;
+    for (size_t l = 0; l < trial.figure.size(); ++l) {
+      const arma::mat& F = trial.figure[l];
+      const bool comp = l + 1 == trial.figure.size();
       const std::string layer = comp ? "composition" : std::to_string(l + 1);
       report::PlotPanel panel;
       panel.title = comp ? posterior + ": f(x)" : fmt::format("{}: f{}(x)", posterior, l + 1);

@@ -215,6 +215,18 @@ int cmd_tables(const std::vector<std::string>& args) {
     }
     util::write_file_atomic(page, report::summary_markdown(all_tables, explanations, links));
     std::cout << fmt::format("{}: {}\n", page.string(), report::scoreboard_line(all_tables));
+    // Rows that explain nothing now: left over from entries that agree since, or written ahead
+    // of splits still to come. Said, not an error.
+    const auto unused = report::unused_explanations(all_tables, explanations);
+    if (!unused.empty()) {
+      std::cout << fmt::format(
+          "note: {} of {} explanation rows explain no disagreement of these tables (listed "
+          "without --quiet)\n",
+          unused.size(), explanations.size());
+    }
+    for (const report::Explanation* x : unused) {
+      spdlog::info("{}: explains no disagreement ({})", x->source, x->note);
+    }
   }
   return damaged ? kExitError : kExitOk;
 }

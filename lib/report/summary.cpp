@@ -251,6 +251,34 @@ const Explanation* find_explanation(const std::vector<Explanation>& explanations
   return nullptr;
 }
 
+namespace {
+
+// An entry the page lists as a disagreement (and an explanation may explain).
+bool listed_disagreement(const Entry& e) {
+  return e.agree == "no" && e.mean && e.ref;
+}
+
+}  // namespace
+
+std::vector<const Explanation*> unused_explanations(const std::vector<Table>& tables,
+                                                    const std::vector<Explanation>& explanations) {
+  std::set<const Explanation*> used;
+  for (const auto& t : tables) {
+    if (t.extra) continue;
+    for (const auto& r : t.rows) {
+      for (const auto& e : r.entries) {
+        if (!listed_disagreement(e)) continue;
+        if (const Explanation* x = find_explanation(explanations, t, r, e)) used.insert(x);
+      }
+    }
+  }
+  std::vector<const Explanation*> out;
+  for (const auto& x : explanations) {
+    if (!used.count(&x)) out.push_back(&x);
+  }
+  return out;
+}
+
 CellCounts& CellCounts::operator+=(const CellCounts& o) {
   planned += o.planned;
   computed += o.computed;
@@ -289,7 +317,10 @@ CellCounts count_cells(const std::vector<Table>& tables) {
 }
 
 std::string scoreboard_line(const std::vector<Table>& tables) {
-  const CellCounts c = count_cells(tables);
+  CellCounts c;
+  for (const auto& t : tables) {
+    if (!t.extra) c += count_cells(t);
+  }
   return fmt::format(
       "{} of {} planned cells computed; {} agree with the paper, {} disagree, {} not comparable",
       c.computed, c.planned, c.agree, c.disagree, c.not_comparable);
@@ -354,7 +385,7 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
   for (const auto& t : tables) {
     for (const auto& r : t.rows) {
       for (const auto& e : r.entries) {
-        if (e.agree != "no" || !e.mean || !e.ref) continue;
+        if (!listed_disagreement(e)) continue;
         ++n_disagree;
         // Ours with the standard error the agreement test uses, the paper's error as printed,
         // each with its kind.

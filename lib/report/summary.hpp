@@ -41,6 +41,12 @@ std::vector<Explanation> load_explanations(const std::filesystem::path& file);
 const Explanation* find_explanation(const std::vector<Explanation>& explanations, const Table& t,
                                     const Row& r, const Entry& e);
 
+/// The explanations that are the first match of no disagreement of the papers' protocols (tables
+/// not marked extra): rows left over from entries that agree now, or written ahead of splits still
+/// to come. In file order.
+std::vector<const Explanation*> unused_explanations(const std::vector<Table>& tables,
+                                                    const std::vector<Explanation>& explanations);
+
 /// Entry counts: planned (status other than absent), computed (with a mean, complete or not),
 /// complete (status ok), agree / disagree (agree yes / no), not comparable (computed, agree n/a).
 struct CellCounts {
@@ -50,7 +56,8 @@ struct CellCounts {
 CellCounts count_cells(const Table& t);
 CellCounts count_cells(const std::vector<Table>& tables);
 
-/// "N of M planned cells computed; A agree with the paper, D disagree, X not comparable".
+/// "N of M planned cells computed; A agree with the paper, D disagree, X not comparable", over the
+/// tables of the papers' protocols (those marked Table::extra are not counted).
 std::string scoreboard_line(const std::vector<Table>& tables);
 
 /// Where the page's links point, relative to the page: the tables' Markdown files

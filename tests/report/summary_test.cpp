@@ -134,6 +134,10 @@ TEST_CASE("summary: cell counts and the scoreboard line") {
   CHECK(all.not_comparable == 2);
   CHECK(scoreboard_line(ts) ==
         "7 of 11 planned cells computed; 3 agree with the paper, 2 disagree, 2 not comparable");
+  auto with_extra = ts;
+  with_extra.push_back(ts[0]);
+  with_extra.back().extra = true;
+  CHECK(scoreboard_line(with_extra) == scoreboard_line(ts));  // another protocol's table
   CHECK(scoreboard_line({}) ==
         "0 of 0 planned cells computed; 0 agree with the paper, 0 disagree, 0 not comparable");
 }
@@ -177,6 +181,33 @@ TEST_CASE("summary: explanations match with wildcards, the first match wins") {
   q.profile = "full";
   CHECK(find_explanation(specific, q, q.rows[0], q.rows[0].entries[1]) == nullptr);
   CHECK(find_explanation({}, a, a.rows[0], a.rows[0].entries[1]) == nullptr);
+}
+
+TEST_CASE("summary: explanations that explain no disagreement") {
+  auto ts = tables();
+  // Line 4 explains gw-table2's DGP (the first match); line 6 (catch-all) is the first match of
+  // gw-table3's DWP; line 5 (all yacht rows of gw-table2) comes after line 4 for the one
+  // disagreement it could match, so it explains nothing.
+  const auto xs = parse_explanations(kExplanations, "expl.csv");
+  REQUIRE(xs.size() == 3);
+  auto unused = unused_explanations(ts, xs);
+  REQUIRE(unused.size() == 1);
+  CHECK(unused[0]->source == "expl.csv:5");
+  // Without the catch-all, gw-table3's disagreement is unexplained and all the rest is used.
+  const std::vector<Explanation> first_two = {xs[0], xs[1]};
+  unused = unused_explanations(ts, first_two);
+  REQUIRE(unused.size() == 1);
+  CHECK(unused[0]->source == "expl.csv:5");
+  // Once gw-table2's DGP agrees, line 4 is left over too.
+  ts[0].rows[0].entries[1].agree = "yes";
+  unused = unused_explanations(ts, xs);
+  REQUIRE(unused.size() == 2);
+  CHECK(unused[0]->source == "expl.csv:4");
+  CHECK(unused[1]->source == "expl.csv:5");
+  // A table of another protocol explains nothing: its disagreements do not count.
+  ts = tables();
+  for (auto& t : ts) t.extra = true;
+  CHECK(unused_explanations(ts, xs).size() == 3);
 }
 
 TEST_CASE("summary: a malformed explanations CSV throws DataError naming file:line") {

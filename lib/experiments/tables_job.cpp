@@ -150,6 +150,7 @@ std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results
     if (grid.profile != "full") spec.name += "-" + grid.profile;
     report::Table t = report::build_table(spec, records, refs);
     t.profile = grid.profile;
+    t.profile_description = grid.profile_description;
     t.notes = protocol_summary(grid);
     if (grid.profile != "full") {
       t.notes += fmt::format(

@@ -472,14 +472,14 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
          "file), beside the paper's values at the paper's protocol. They answer a question the "
          "paper's protocol leaves open; they are not counted above, and their verdicts say only "
          "how far the other protocol moves the numbers.\n\n";
-    o += "| table | paper | profile | planned | computed | complete |\n";
-    o += "| :-- | :-- | :-- | --: | --: | --: |\n";
+    o += "| table | paper | profile | what it changes | planned | computed | complete |\n";
+    o += "| :-- | :-- | :-- | :-- | --: | --: | --: |\n";
     for (const auto& t : others) {
       const CellCounts c = count_cells(t);
       const std::string paper = paper_and_table(t);
-      o += fmt::format("| [{}]({}{}.md) | {} | {} | {} | {} | {} |\n", md_cell(t.spec.name),
-                       links.tables, t.spec.name, md_cell(paper), md_cell(t.profile), c.planned,
-                       c.computed, c.complete);
+      o += fmt::format("| [{}]({}{}.md) | {} | {} | {} | {} | {} | {} |\n", md_cell(t.spec.name),
+                       links.tables, t.spec.name, md_cell(paper), md_cell(t.profile),
+                       md_cell(t.profile_description), c.planned, c.computed, c.complete);
     }
     o += "\n";
   }

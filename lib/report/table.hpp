@@ -121,7 +121,8 @@ struct Table {
   TableSpec spec;
   std::vector<Row> rows;
   std::string profile = "full";
-  std::string notes;  ///< protocol / profile text for the caption
+  std::string profile_description;  ///< the grid profile's description (empty for full)
+  std::string notes;                ///< protocol / profile text for the caption
   /// A table of another protocol than the page's (a grid profile marked `tables: true`): the
   /// results page lists it apart and leaves it out of the scoreboard, disagreements and figures.
   bool extra = false;

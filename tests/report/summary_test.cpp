@@ -291,6 +291,7 @@ TEST_CASE("summary: a table of another protocol is listed apart and counted nowh
   Table x = ts[1];
   x.spec.name = "gw-table3-long";
   x.profile = "long";
+  x.profile_description = "90,000 steps | not 30,000";
   x.extra = true;
   with_extra.push_back(x);
   const std::string md = summary_markdown(with_extra, {});
@@ -302,8 +303,8 @@ TEST_CASE("summary: a table of another protocol is listed apart and counted nowh
   CHECK(md.find("- [gw-table3-long]") == std::string::npos);
   // Its own section: planned, computed and complete, no verdicts.
   CHECK(md.find("## Beyond the papers' protocols") != std::string::npos);
-  CHECK(md.find("| [gw-table3-long](tables/gw-table3-long.md) | gw, Table 3 | long | 2 | 2 | 2 "
-                "|\n") != std::string::npos);
+  CHECK(md.find("| [gw-table3-long](tables/gw-table3-long.md) | gw, Table 3 | long | 90,000 "
+                "steps \\| not 30,000 | 2 | 2 | 2 |\n") != std::string::npos);
   CHECK(md.find("## Beyond the papers' protocols") < md.find("## Figures"));
   // The figures are those without it, to the byte.
   CHECK(summary_figures(with_extra) == summary_figures(ts));

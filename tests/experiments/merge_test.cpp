@@ -12,6 +12,7 @@
 #include "experiments/store.hpp"
 #include "platform/dir_lock.hpp"
 #include "test_support.hpp"
+#include "tiny_grid.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -23,11 +24,7 @@ using dkp::util::write_file_atomic;
 namespace {
 
 std::string merge_grid_text(const std::string& name) {
-  return "name: " + name +
-         "\nfamily: generic\nprotocol:\n  steps: 10\n  lr_schedule: [[0, 0.01]]\n"
-         "  kl_anneal: 0\n  train_samples: 1\n  test_samples: 2\n  inducing: 5\n"
-         "  batch: 8\n  kernel: se\n  seed: 0\naxes:\n  datasets: [boston]\n"
-         "  splits: [0, 1, 2]\n  depths: [2]\n  models: [nngp]\n";
+  return dkp::test::tiny_grid_text(name, "boston", "[0, 1, 2]", "2", "nngp");
 }
 
 Grid merge_grid(const std::string& name = "mg") {

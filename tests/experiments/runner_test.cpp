@@ -17,6 +17,7 @@
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "test_support.hpp"
+#include "tiny_grid.hpp"
 #include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -28,11 +29,7 @@ namespace {
 
 std::string grid_text(const std::string& name, const std::string& datasets,
                       const std::string& splits) {
-  return "name: " + name +
-         "\nfamily: generic\nprotocol:\n  steps: 10\n  lr_schedule: [[0, 0.01]]\n"
-         "  kl_anneal: 0\n  train_samples: 1\n  test_samples: 2\n  inducing: 5\n  batch: 8\n"
-         "  kernel: se\n  seed: 0\naxes:\n  datasets: [" +
-         datasets + "]\n  splits: " + splits + "\n  depths: [3]\n  models: [nngp, diwp]\n";
+  return dkp::test::tiny_grid_text(name, datasets, splits);
 }
 
 // Writes a result.json with the cell's hash, as `dkp run` will.

@@ -24,6 +24,7 @@
 #include "experiments/tables_job.hpp"
 #include "platform/dir_lock.hpp"
 #include "test_support.hpp"
+#include "tiny_grid.hpp"
 #include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -35,11 +36,7 @@ using dkp::util::write_file_atomic;
 namespace {
 
 std::string grid_text(const std::string& name, const std::string& splits) {
-  return "name: " + name +
-         "\nfamily: generic\nprotocol:\n  steps: 10\n  lr_schedule: [[0, 0.01]]\n"
-         "  kl_anneal: 0\n  train_samples: 1\n  test_samples: 2\n  inducing: 5\n  batch: 8\n"
-         "  kernel: se\n  seed: 0\naxes:\n  datasets: [boston]\n  splits: " +
-         splits + "\n  depths: [3]\n  models: [nngp, diwp]\n";
+  return dkp::test::tiny_grid_text(name, "boston", splits);
 }
 
 void write_result(const RunSpec& c, const fs::path& root, const std::string& more = "") {

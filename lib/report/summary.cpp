@@ -253,6 +253,15 @@ const Explanation* find_explanation(const std::vector<Explanation>& explanations
 
 namespace {
 
+/// The tables of the papers' protocols, or those of other protocols (Table::extra).
+std::vector<Table> tables_where_extra(const std::vector<Table>& tables, bool extra) {
+  std::vector<Table> out;
+  for (const auto& t : tables) {
+    if (t.extra == extra) out.push_back(t);
+  }
+  return out;
+}
+
 // An entry the page lists as a disagreement (and an explanation may explain).
 bool listed_disagreement(const Entry& e) {
   return e.agree == "no" && e.mean && e.ref;
@@ -317,10 +326,7 @@ CellCounts count_cells(const std::vector<Table>& tables) {
 }
 
 std::string scoreboard_line(const std::vector<Table>& tables) {
-  CellCounts c;
-  for (const auto& t : tables) {
-    if (!t.extra) c += count_cells(t);
-  }
+  const CellCounts c = count_cells(tables_where_extra(tables, false));
   return fmt::format(
       "{} of {} planned cells computed; {} agree with the paper, {} disagree, {} not comparable",
       c.computed, c.planned, c.agree, c.disagree, c.not_comparable);
@@ -332,15 +338,6 @@ namespace {
 std::string paper_and_table(const Table& t) {
   if (t.spec.paper_table.empty()) return t.spec.paper;
   return t.spec.paper + ", Table " + t.spec.paper_table;
-}
-
-/// The tables of the papers' protocols, or those of other protocols (Table::extra).
-std::vector<Table> tables_where_extra(const std::vector<Table>& tables, bool extra) {
-  std::vector<Table> out;
-  for (const auto& t : tables) {
-    if (t.extra == extra) out.push_back(t);
-  }
-  return out;
 }
 
 }  // namespace

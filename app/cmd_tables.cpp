@@ -144,10 +144,10 @@ int cmd_tables(const std::vector<std::string>& args) {
     const auto& [grid, root] = grids[i];
     GridTables g{&grid, root, {}, {}};
     g.tables = ex::grid_tables(grid, root, refs, status, &g.check);
-    for (auto& t : g.tables) t.extra = extra.count(i) > 0;
+    const bool is_extra = extra.count(i) > 0;
+    for (auto& t : g.tables) t.extra = is_extra;
     // A profile tabulated beside the papers' protocols writes only the tables it plans cells in.
-    if (extra.count(i))
-      std::erase_if(g.tables, [](const report::Table& t) { return t.rows.empty(); });
+    if (is_extra) std::erase_if(g.tables, [](const report::Table& t) { return t.rows.empty(); });
     present += g.check.present;
     if (g.check.present == 0) {
       const std::string none = fmt::format("no cell of grid {} (profile {}) under {}", grid.name,

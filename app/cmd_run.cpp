@@ -67,6 +67,9 @@ po::options_description run_options() {
     ("diwp-dof", po::value<std::string>()->default_value("point"),
      "diwp: dof of each train/test point's conditional: point (delta + P + 2, appendix I) | "
      "batch (delta + P + B + 1, B the batch size, as bayesfunc)")
+    ("diwp-omega-v", po::value<std::string>()->default_value("n0"),
+     "diwp: the input layer's Q(Omega) = IW(delta I + V V^T / N0) (n0) | IW(delta I + V V^T) "
+     "(paper: eq. 96, bayesfunc's SingularIWLayer)")
     ("stl", po::value<std::string>()->default_value("on"),
      "dwp: sticking the landing in log Q: on (the Bartlett parameters alpha, beta, mu, sigma, "
      "as the GW paper's appendix F) | off | mixing (agw|abgw: A' and B as well)")
@@ -206,6 +209,7 @@ experiments::RunSpec run_spec_of(const po::variables_map& vm) {
   spec.kernel = vm["kernel"].as<std::string>();
   spec.delta_init = vm["delta-init"].as<double>();
   spec.diwp_dof = vm["diwp-dof"].as<std::string>();
+  spec.diwp_omega_v = vm["diwp-omega-v"].as<std::string>();
   spec.stl = vm["stl"].as<std::string>();  // checked with the rest of the spec
   spec.a_prime_scale = vm["a-prime-scale"].as<double>();
   spec.mu_param = vm["mu-param"].as<std::string>();  // checked with the rest of the spec

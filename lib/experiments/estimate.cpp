@@ -61,6 +61,7 @@ std::string option_text(const RunSpec& c) {
   if (c.hidden_ard) s += " hidden-ard";
   if (c.gi_precision != "shared") s += " gi-precision=" + c.gi_precision;
   if (c.diwp_dof != "point") s += " diwp-dof=" + c.diwp_dof;
+  if (c.diwp_omega_v != "n0") s += " diwp-omega-v=" + c.diwp_omega_v;
   if (c.stl != "on") s += " stl=" + c.stl;
   return s;
 }

@@ -96,6 +96,7 @@ std::string RunSpec::canonical() const {
   // The DIWP options only when set (delta_init: when not 1, see grid.hpp).
   if (delta_init_is_set(*this)) c += fmt::format("delta_init={}\n", delta_init);
   if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
+  if (diwp_omega_v != "n0") c += "diwp_omega_v=" + diwp_omega_v + "\n";
   if (stl != "on") c += "stl=" + stl + "\n";
   if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
   if (mu_param != "direct") c += "mu_param=" + mu_param + "\n";
@@ -182,6 +183,7 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     r.delta_init = 1.0;
   }
   if (const auto d = take("diwp_dof", false)) r.diwp_dof = *d;
+  if (const auto d = take("diwp_omega_v", false)) r.diwp_omega_v = *d;
   if (const auto px = take("pixels", false)) {
     if (*px != "standard") throw DataError(fmt::format("run configuration: pixels='{}'", *px));
     p.pixels = *px;
@@ -263,6 +265,7 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   }
   if (delta_init_is_set(*this)) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
   if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
+  if (diwp_omega_v != "n0") a.insert(a.end(), {"--diwp-omega-v", diwp_omega_v});
   if (stl != "on") a.insert(a.end(), {"--stl", stl});
   if (a_prime_scale != 1.0) {
     a.insert(a.end(), {"--a-prime-scale", fmt::format("{}", a_prime_scale)});
@@ -316,6 +319,9 @@ void validate_run_spec(const RunSpec& s) {
   models::entry(s.model, s.posterior_name(), /*allow_default=*/false);  // named, as hashed
   if (s.diwp_dof != "point" && s.diwp_dof != "batch") {
     throw ConfigError(fmt::format("DIWP dof must be point or batch (got '{}')", s.diwp_dof));
+  }
+  if (s.diwp_omega_v != "n0" && s.diwp_omega_v != "paper") {
+    throw ConfigError(fmt::format("--diwp-omega-v must be n0 or paper (got '{}')", s.diwp_omega_v));
   }
   const models::ModelSpec m = model_spec(s, 0, 0);
   const models::RegistryEntry& e = models::check_spec(m);
@@ -372,6 +378,7 @@ models::ModelSpec model_spec(const RunSpec& spec, size_t width, size_t classes) 
   m.inducing = spec.protocol.inducing < 0 ? 0 : size_t(spec.protocol.inducing);
   m.delta_init = spec.delta_init;
   m.diwp_batch_dof = spec.diwp_dof == "batch";
+  m.diwp_omega_v_paper = spec.diwp_omega_v == "paper";
   models::set_stl(m, spec.stl);
   m.a_prime_scale = spec.a_prime_scale;
   m.mu_raw = models::parse_mu_param(spec.mu_param);

@@ -64,6 +64,7 @@ struct RunSpec {
   /// results at e^4).
   double delta_init = models::kDiwpDeltaInit;  ///< --delta-init
   std::string diwp_dof = "point";              ///< --diwp-dof point | batch
+  std::string diwp_omega_v = "n0";             ///< --diwp-omega-v n0 | paper
   /// DWP option of `dkp run`, joining the hash the same way (--stl): on (the Bartlett
   /// parameters, GW paper appendix F), off, or mixing (A-GW / AB-GW: A' and B as well).
   std::string stl = "on";

@@ -51,13 +51,13 @@ Var eye(ad::Tape& tape, arma::uword n) {
 
 }  // namespace
 
-Var iw_v_term(const Var& V) {
+Var iw_v_term(const Var& V, bool divide_by_n) {
   if (V.n_rows() != V.n_cols()) {
     throw Error(fmt::format("diwp: V is {}x{}, not square", V.n_rows(), V.n_cols()));
   }
   // One triangle by dsyrk and a one-dgemm adjoint (ad::gram_scaled): half the flops of a general
   // product each way (N0 = 3072: 58 -> 29 GFlop forward, 116 -> 58 backward).
-  return ad::gram_scaled(V, 1.0 / double(V.n_rows()));
+  return ad::gram_scaled(V, divide_by_n ? 1.0 / double(V.n_rows()) : 1.0);
 }
 
 IwLayerSample iw_input_layer(const Var& Fi, const Var& Ft, const Var& log_delta,

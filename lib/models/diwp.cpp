@@ -38,8 +38,10 @@ std::string Diwp::describe() const {
 
 GramModel::HiddenShared Diwp::hidden_shared(const VarMap& p, const Var&) const {
   HiddenShared shared;
-  for (size_t l = 1; l < cfg_.depth; ++l)
-    shared.v_terms.push_back(layers::iw_v_term(get(p, layer_key(l, "V"))));
+  for (size_t l = 1; l < cfg_.depth; ++l) {
+    const bool divide_by_n = l > 1 || !dcfg_.omega_v_paper;
+    shared.v_terms.push_back(layers::iw_v_term(get(p, layer_key(l, "V")), divide_by_n));
+  }
   return shared;
 }
 
@@ -65,13 +67,15 @@ GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const HiddenShared
 
 std::vector<RegistryEntry> diwp_entries() {
   RegistryEntry e = gram_model_entry("", "deep inverse Wishart process (DKP paper)");
-  e.options = {{ModelOption::DeltaInit, {}}, {ModelOption::DiwpDof, {}}};
+  e.options = {
+      {ModelOption::DeltaInit, {}}, {ModelOption::DiwpDof, {}}, {ModelOption::DiwpOmegaV, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                random::Stream& init) -> std::unique_ptr<Model> {
     DiwpConfig cfg;
     static_cast<GramModelConfig&>(cfg) = gram_model_config(spec);
     cfg.delta_init = spec.delta_init;
     cfg.reference_batch_dof = spec.diwp_batch_dof;
+    cfg.omega_v_paper = spec.diwp_omega_v_paper;
     return std::make_unique<Diwp>(cfg, X_train, y_train, init);
   };
   return {e};

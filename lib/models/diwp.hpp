@@ -32,6 +32,8 @@
 // scale); we use / N0 in layer 1 too (bayesfunc: (delta I + s V V^T) / N0 for Omega / N0, i.e.
 // no 1 / N0 on V V^T relative to delta I), so that at initialisation E_Q = E_P in every layer
 // ((delta + 1) / (delta + gamma) = 1) instead of (N0 + 1) / 2 times the prior mean in layer 1.
+// Both are one family (V_1 / sqrt(N0) against V_1), so the choice changes the start and Adam's
+// steps only; `omega_v_paper` (dkp run --diwp-omega-v paper) gives the paper's.
 #pragma once
 
 #include "distributions/gamma_op.hpp"
@@ -47,6 +49,9 @@ struct DiwpConfig : GramModelConfig {
   /// nu_t = delta + P + B + 1 with B the batch size (bayesfunc) instead of delta + P + 2.
   bool reference_batch_dof = false;
   double delta_init = kDiwpDeltaInit;  ///< initial delta of every IW layer
+  /// Q(Omega) = IW(delta_1 I + V_1 V_1^T, ...) as the paper's eq. 96 and bayesfunc's
+  /// SingularIWLayer, instead of V_1 V_1^T / N0 (the header comment says why / N0 is ours).
+  bool omega_v_paper = false;
 };
 
 class Diwp final : public GramModel {

@@ -59,6 +59,8 @@ const std::vector<OptionInfo>& option_table() {
        [](const ModelSpec& s) { return s.delta_init; }},
       {ModelOption::DiwpDof, "--diwp-dof", "the train/test points' degrees of freedom",
        [](const ModelSpec& s) { return s.diwp_batch_dof; }, nullptr},
+      {ModelOption::DiwpOmegaV, "--diwp-omega-v", "the scaling of the input layer's V V^T",
+       [](const ModelSpec& s) { return s.diwp_omega_v_paper; }, nullptr},
   };
   return table;
 }

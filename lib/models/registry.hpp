@@ -39,6 +39,8 @@ struct ModelSpec {
   /// diwp: train/test points' dof delta + P + B + 1 with B the batch size, as bayesfunc does
   /// (DiwpConfig::reference_batch_dof), instead of delta + P + 2.
   bool diwp_batch_dof = false;
+  /// diwp: Q(Omega)'s V_1 V_1^T without the / N0 (DiwpConfig::omega_v_paper).
+  bool diwp_omega_v_paper = false;
   /// dwp: sticking the landing for the Bartlett parameters (DwpConfig::sticking_the_landing).
   bool sticking_the_landing = true;
   /// dwp agw / abgw: sticking the landing for A' and B too (DwpConfig::stl_mixing).
@@ -74,6 +76,7 @@ enum class ModelOption {
   APrimeScale,      ///< --a-prime-scale: a_prime_scale != 1
   DeltaInit,        ///< --delta-init: delta_init != kDiwpDeltaInit
   DiwpDof,          ///< --diwp-dof batch: diwp_batch_dof
+  DiwpOmegaV,       ///< --diwp-omega-v paper: diwp_omega_v_paper
 };
 
 /// An option an entry accepts, with every kernel of the entry or with some only.

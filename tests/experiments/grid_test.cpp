@@ -647,6 +647,8 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   }
   d.diwp_dof = "batch";
   specs.push_back(d);
+  d.diwp_omega_v = "paper";
+  specs.push_back(d);
   RunSpec w = specs.front();
   w.model = "dwp";
   w.inference.clear();

@@ -332,6 +332,61 @@ TEST_CASE("DIWP -> NNGP: with Q = P and a large delta the ELBO is the NNGP's") {
 }
 
 TEST_CASE(
+    "DIWP --diwp-omega-v paper: Q(Omega) = IW(delta I + V V^T), the model with V / sqrt(N0) "
+    "by default's scaling") {
+  // The two scalings are one family: V_1 V_1^T (paper) at V_1 equals V_1' V_1'^T / N0 (ours) at
+  // V_1' = sqrt(N0) V_1. So the paper's model at V equals ours at sqrt(N0) V, sample by sample
+  // (the same noise stream), and differs from ours at V (not vacuous).
+  const Tiny data = tiny_data(15, 3, dkp::test::seed() + 23);
+  for (const std::string kernel : {"relu", "se"}) {
+    CAPTURE(kernel);
+    dm::DiwpConfig cfg = tiny_config(3, kernel, 6);
+    cfg.log_prec_init = 0.0;
+    dkp::random::Stream i1(dkp::test::seed()), i2(dkp::test::seed());
+    const dm::Diwp ours(cfg, data.X, data.y, i1);
+    cfg.omega_v_paper = true;
+    const dm::Diwp paper(cfg, data.X, data.y, i2);
+    const dm::ParamMap p = paper.initial_parameters();
+    CHECK(arma::approx_equal(p.at(dm::layer_key(1, "V")),
+                             ours.initial_parameters().at(dm::layer_key(1, "V")), "absdiff", 0.0));
+    dm::ParamMap scaled = p;
+    const double n0 = double(data.X.n_cols);
+    scaled[dm::layer_key(1, "V")] *= std::sqrt(n0);
+    auto elbo = [&](const dm::Diwp& m, const dm::ParamMap& q, uint64_t seed) {
+      ad::Tape tape;
+      dkp::random::Stream noise(seed);
+      return m.elbo(dm::to_vars(tape, q, false), data.X, data.y, 15.0, 2, 1.0, noise).elbo.scalar();
+    };
+    for (uint64_t seed = 0; seed < 3; ++seed) {
+      CAPTURE(seed);
+      const double e_paper = elbo(paper, p, seed);
+      CHECK(std::isfinite(e_paper));
+      CHECK(e_paper == doctest::Approx(elbo(ours, scaled, seed)).epsilon(1e-9));
+      CHECK(std::abs(e_paper - elbo(ours, p, seed)) > 1e-3);
+    }
+  }
+  // The option reaches the model through the factory: the same spec but for it gives another
+  // ELBO at the same initial parameters and noise.
+  auto factory_elbo = [&](bool omega_v_paper) {
+    dm::ModelSpec spec;
+    spec.model = "diwp";
+    spec.kernel = "relu";
+    spec.depth = 3;
+    spec.inducing = 6;
+    spec.diwp_omega_v_paper = omega_v_paper;
+    dkp::random::Stream init(dkp::test::seed());
+    const auto m = dm::make_model(spec, data.X, data.y, init);
+    ad::Tape tape;
+    dkp::random::Stream noise(7);
+    return m
+        ->elbo(dm::to_vars(tape, m->initial_parameters(), false), data.X, data.y, 15.0, 1, 1.0,
+               noise)
+        .elbo.scalar();
+  };
+  CHECK(std::abs(factory_elbo(true) - factory_elbo(false)) > 1e-3);
+}
+
+TEST_CASE(
     "NNGP and DIWP predictions: one column per sample, finite, positive variances, "
     "seed-determined") {
   const Tiny data = tiny_data(30, 3, 1);

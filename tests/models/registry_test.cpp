@@ -62,6 +62,7 @@ const std::vector<std::pair<ModelOption, std::function<void(ModelSpec&)>>>& ever
       {ModelOption::APrimeScale, [](ModelSpec& s) { s.a_prime_scale = 0.5; }},
       {ModelOption::DeltaInit, [](ModelSpec& s) { s.delta_init = 10.0; }},
       {ModelOption::DiwpDof, [](ModelSpec& s) { s.diwp_batch_dof = true; }},
+      {ModelOption::DiwpOmegaV, [](ModelSpec& s) { s.diwp_omega_v_paper = true; }},
   };
   return options;
 }
@@ -214,7 +215,7 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
       }
     }
   }
-  CHECK(accepted == 20);  // sgp 2, dgp dsvi 2, gi se 2, diwp 2 x 2 kernels, dwp 2 + 4 + 4
+  CHECK(accepted == 22);  // sgp 2, dgp dsvi 2, gi se 2, diwp 3 x 2 kernels, dwp 2 + 4 + 4
   CHECK(rejected > 100);
   // Who takes what, as the messages say it.
   const std::vector<std::tuple<std::string, std::string, std::string, ModelOption, std::string>>

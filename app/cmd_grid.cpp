@@ -251,14 +251,9 @@ int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variabl
       "directory",
       grid.name, grid.profile, chosen.cells.size(), chosen.done, sel.seed);
   // Which cells, and what their stored runs took, before the reruns start.
-  for (const ex::RunSpec& c : chosen.cells) {
-    const ex::CellStatus st = ex::cell_status(c, results);
-    const auto v = ex::read_result_values(st.result);
-    const auto train = v.find("train_s"), predict = v.find("predict_s");
-    const double stored_s =
-        (train == v.end() ? 0.0 : train->second) + (predict == v.end() ? 0.0 : predict->second);
-    spdlog::info("  {} {}: the stored run took {:.0f} min (training and prediction)", c.hash(),
-                 c.label(), stored_s / 60.0);
+  for (size_t i = 0; i < chosen.cells.size(); ++i) {
+    spdlog::info("  {} {}: the stored run took {:.0f} min (training and prediction)",
+                 chosen.cells[i].hash(), chosen.cells[i].label(), chosen.stored_s[i] / 60.0);
   }
   catch_stop_signals();
   const auto report = ex::verify_cells(chosen.cells, results, opt);

@@ -59,6 +59,20 @@ std::vector<RunSpec> choose_cells(const std::vector<RunSpec>& cells, size_t k, u
   return out;
 }
 
+namespace {
+
+// Training and prediction time of a stored run (0 for a key its result.json lacks).
+double stored_seconds(const fs::path& result_json) {
+  const auto v = read_result_values(result_json);
+  double s = 0.0;
+  for (const char* key : {"train_s", "predict_s"}) {
+    if (const auto at = v.find(key); at != v.end()) s += at->second;
+  }
+  return s;
+}
+
+}  // namespace
+
 ChosenCells select_cells_to_verify(const Grid& grid, const fs::path& results_root,
                                    const VerifySelection& sel) {
   const std::string where = fmt::format("grid {} (profile {}, results root {})", grid.name,
@@ -75,6 +89,7 @@ ChosenCells select_cells_to_verify(const Grid& grid, const fs::path& results_roo
                               st.detail.empty() ? "" : ": " + st.detail));
     }
     out.cells = {c};
+    out.stored_s = {stored_seconds(st.result)};
     return out;
   }
   if (done.empty()) {
@@ -87,6 +102,9 @@ ChosenCells select_cells_to_verify(const Grid& grid, const fs::path& results_roo
                            sel.cells, done.size(), grid.cells.size(), where, done.size());
   }
   out.cells = choose_cells(done, sel.cells, sel.seed);
+  for (const RunSpec& c : out.cells) {
+    out.stored_s.push_back(stored_seconds(cell_status(c, results_root).result));
+  }
   return out;
 }
 

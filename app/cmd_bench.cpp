@@ -170,7 +170,9 @@ int bench_model(const po::variables_map& vm) {
     experiments::RunSpec spec;
     spec.dataset = dataset;
     spec.model = vm["model"].as<std::string>();
-    spec.inference = vm["inference"].as<std::string>();
+    // --inference's default names the DGP's; other models take none unless it is given.
+    if (spec.model == "dgp" || !vm["inference"].defaulted())
+      spec.inference = vm["inference"].as<std::string>();
     spec.posterior = vm["posterior"].as<std::string>();
     spec.depth = depth;
     spec.kernel = vm["kernel"].as<std::string>();

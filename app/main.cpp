@@ -114,6 +114,9 @@ int main(int argc, char** argv) {
   }
   const std::string name = args[0];
   args.erase(args.begin());
+  // The commands that train or time models: say when OpenBLAS fell back to its generic kernels.
+  if (name == "run" || name == "predict" || name == "grid" || name == "bench" || name == "toy")
+    dkp::platform::warn_generic_blas_kernels();
   const Command* cmd = nullptr;
   for (const auto& c : commands())
     if (name == c.name) cmd = &c;

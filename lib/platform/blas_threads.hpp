@@ -20,6 +20,18 @@ void set_blas_threads(int n);
 /// record it.
 std::string blas_core();
 
+/// The $OPENBLAS_CORETYPE value to suggest when OpenBLAS runs its generic x86-64 kernels
+/// ("Prescott", its fallback for a CPU model its version does not know: Debian 12's 0.3.21 on
+/// Intel family 6 model 207, for one) on a CPU whose widest vector extension `vector_isa`
+/// (CpuInfo::vector_isa) is "AVX-512" ("SkylakeX") or "AVX2" ("Haswell"); "" otherwise, and
+/// always when the variable is set (a user who sets it means it). The generic kernels made the
+/// CIFAR-10 DIWP's step 3x slower (docs/performance.md, machines and BLAS kernels).
+std::string blas_coretype_advice(const std::string& core, const std::string& vector_isa,
+                                 bool coretype_set);
+
+/// Logs blas_coretype_advice for this process as a warning, when there is one.
+void warn_generic_blas_kernels();
+
 /// OpenBLAS's build configuration ("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."), or "unknown".
 std::string blas_config();
 

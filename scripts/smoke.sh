@@ -43,6 +43,11 @@ grep -q 'depth 2, the step.s BLAS/LAPACK calls by routine' "$work/flops" &&
   fail "dkp bench model --flops: no breakdown by routine: $(cat "$work/flops")"
 grep -Eq '^  dgp/global-inducing depth 2: [0-9.]+ / [0-9.]+ ms$' "$work/flops" ||
   fail "dkp bench model --threads 2: no group times: $(cat "$work/flops")"
+# A model other than the DGP needs no --inference (its default names the DGP's).
+"$dkp" bench model --dataset yacht --model diwp --depth 2 --reps 1 --test-samples 0 --quiet \
+  >"$work/bench-diwp" 2>&1 || fail "dkp bench model --model diwp: $(cat "$work/bench-diwp")"
+grep -Eq '^diwp +2 ' "$work/bench-diwp" ||
+  fail "dkp bench model --model diwp: no step row: $(cat "$work/bench-diwp")"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --steps 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --elbo-repeats 0 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"

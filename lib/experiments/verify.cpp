@@ -263,8 +263,16 @@ std::string policy(const CellVerdict& v, const Tolerance& tol) {
     return fmt::format("[bit-identical expected: same CPU and BLAS kernels as the stored run: {}]",
                        machine(v.rerun));
   }
-  return fmt::format("[tolerance: {}; stored on {}, rerun on {}]", tol.describe(),
-                     machine(v.stored), machine(v.rerun));
+  // Kernels weigh more than the CPU (docs/performance.md): name the setting that reruns with the
+  // stored run's kernels, which on another CPU gave a bit-identical rerun.
+  const bool other_kernels = !v.stored.blas_core.empty() && !v.rerun.blas_core.empty() &&
+                             v.stored.blas_core != v.rerun.blas_core;
+  return fmt::format("[tolerance: {}; stored on {}, rerun on {}{}]", tol.describe(),
+                     machine(v.stored), machine(v.rerun),
+                     other_kernels ? fmt::format("; OPENBLAS_CORETYPE={} reruns with the stored "
+                                                 "run's kernels",
+                                                 v.stored.blas_core)
+                                   : "");
 }
 
 // Hints for a mismatch: other code, other data.

@@ -287,6 +287,11 @@ TEST_CASE("verify: verdict lines and the summary") {
   CHECK(t.find("[tolerance: |rerun - stored| <= 0.05 + 5% of |stored|") != std::string::npos);
   CHECK(t.find("stored on Fake CPU, Haswell kernels, rerun on Other CPU, Haswell kernels") !=
         std::string::npos);
+  CHECK(t.find("OPENBLAS_CORETYPE") == std::string::npos);  // the same kernels: nothing to set
+  v.rerun.blas_core = "Prescott";
+  CHECK(verdict_line(v).find("rerun on Other CPU, Prescott kernels; OPENBLAS_CORETYPE=Haswell "
+                             "reruns with the stored run's kernels]") != std::string::npos);
+  v.rerun.blas_core = "Haswell";
 
   rerun["test_ll"] = -0.9;
   v.comparison = compare_values(stored, rerun, CompareMode::tolerance);

@@ -1,5 +1,5 @@
 // platform::set_blas_threads(1) leaves no OpenBLAS worker threads behind, and BLAS still works,
-// also after more threads are asked for again.
+// also after more threads are asked for again; blas_coretype_advice, the kernels to suggest.
 
 #include <doctest/doctest.h>
 
@@ -67,4 +67,18 @@ TEST_CASE("blas_core and blas_config describe the loaded OpenBLAS") {
     for (auto& c : b) c = char(std::tolower(static_cast<unsigned char>(c)));
     CHECK(a == b);
   }
+}
+
+TEST_CASE("blas_coretype_advice: only OpenBLAS's generic fallback on an AVX2 or AVX-512 CPU") {
+  using dkp::platform::blas_coretype_advice;
+  CHECK(blas_coretype_advice("Prescott", "AVX-512", false) == "SkylakeX");
+  CHECK(blas_coretype_advice("Prescott", "AVX2", false) == "Haswell");
+  // Nothing better to suggest on an older CPU, and nothing when the kernels match the CPU.
+  CHECK(blas_coretype_advice("Prescott", "AVX", false).empty());
+  CHECK(blas_coretype_advice("Prescott", "", false).empty());
+  CHECK(blas_coretype_advice("Cooperlake", "AVX-512", false).empty());
+  CHECK(blas_coretype_advice("Zen", "AVX2", false).empty());
+  CHECK(blas_coretype_advice("unknown", "AVX-512", false).empty());
+  // A user who set $OPENBLAS_CORETYPE (even to Prescott) means it.
+  CHECK(blas_coretype_advice("Prescott", "AVX-512", true).empty());
 }

@@ -1,11 +1,9 @@
 // platform::parse_cpuinfo and describe: fields of the first processor, the processor count, the
-// widest vector extension among the flags, and what is left out when a field is missing; and
-// blas_coretype_advice, which reads that extension.
+// widest vector extension among the flags, and what is left out when a field is missing.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "platform/blas_threads.hpp"
 #include "platform/cpu.hpp"
 
 namespace {
@@ -60,18 +58,4 @@ TEST_CASE("cpu_description of this machine names at least its processor count") 
   const dkp::platform::CpuInfo cpu = dkp::platform::cpu_info();
   CHECK(cpu.logical >= 1);
   CHECK(dkp::platform::cpu_description() != "unknown");
-}
-
-TEST_CASE("blas_coretype_advice: only OpenBLAS's generic fallback on an AVX2 or AVX-512 CPU") {
-  using dkp::platform::blas_coretype_advice;
-  CHECK(blas_coretype_advice("Prescott", "AVX-512", false) == "SkylakeX");
-  CHECK(blas_coretype_advice("Prescott", "AVX2", false) == "Haswell");
-  // Nothing better to suggest on an older CPU, and nothing when the kernels match the CPU.
-  CHECK(blas_coretype_advice("Prescott", "AVX", false).empty());
-  CHECK(blas_coretype_advice("Prescott", "", false).empty());
-  CHECK(blas_coretype_advice("Cooperlake", "AVX-512", false).empty());
-  CHECK(blas_coretype_advice("Zen", "AVX2", false).empty());
-  CHECK(blas_coretype_advice("unknown", "AVX-512", false).empty());
-  // A user who set $OPENBLAS_CORETYPE (even to Prescott) means it.
-  CHECK(blas_coretype_advice("Prescott", "AVX-512", true).empty());
 }

@@ -13,6 +13,7 @@
 #include "platform/cpu.hpp"
 #include "platform/process.hpp"
 #include "util/error.hpp"
+#include "util/parse.hpp"
 #include "util/version.hpp"
 
 namespace dkp::cli {
@@ -44,6 +45,14 @@ void print_main_help() {
   std::cout << "\n'dkp <command> --help' describes each command's options.\n";
 }
 
+/// Sets spdlog's level from a `--log-level` value; false (level unchanged) when it names none.
+bool set_log_level(const std::string& lvl) {
+  const auto parsed = spdlog::level::from_str(lvl);
+  if (parsed == spdlog::level::off && lvl != "off") return false;
+  spdlog::set_level(parsed);
+  return true;
+}
+
 }  // namespace
 
 po::options_description common_options() {
@@ -73,11 +82,7 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
     spdlog::set_level(spdlog::level::warn);
   } else if (vm.count("log-level")) {
     const auto lvl = vm["log-level"].as<std::string>();
-    const auto parsed = spdlog::level::from_str(lvl);
-    if (parsed == spdlog::level::off && lvl != "off") {
-      throw UsageError(fmt::format("invalid --log-level '{}'", lvl));
-    }
-    spdlog::set_level(parsed);
+    if (!set_log_level(lvl)) throw UsageError(fmt::format("invalid --log-level '{}'", lvl));
   }
   return true;
 }
@@ -105,6 +110,11 @@ int main(int argc, char** argv) {
               << "CPU: " << dkp::platform::cpu_description() << "\n";
     return kExitOk;
   }
+  const std::string name = args[0];
+  args.erase(args.begin());
+  // The warnings below come before the command parses its options: they obey its --quiet and
+  // --log-level all the same (a bad value is left for the command's parser to report).
+  if (const auto lvl = dkp::util::log_level_request(args)) set_log_level(*lvl);
   // The OpenBLAS buffer replacement's guard (platform/blas_buffers.hpp): say once when it fell back
   // because of the OpenBLAS version (the environment's request needs no warning).
   if (const std::string mode = dkp::platform::blas_buffers_mode();
@@ -112,8 +122,6 @@ int main(int argc, char** argv) {
     spdlog::warn("{} is not a version dkp's OpenBLAS work buffers were written for: using {}",
                  dkp::platform::blas_config(), mode);
   }
-  const std::string name = args[0];
-  args.erase(args.begin());
   // The commands that train or time models: say when OpenBLAS fell back to its generic kernels.
   if (name == "run" || name == "predict" || name == "grid" || name == "bench" || name == "toy")
     dkp::platform::warn_generic_blas_kernels();

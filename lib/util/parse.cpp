@@ -30,4 +30,20 @@ std::optional<long long> parse_integer(std::string_view s) {
   return v;
 }
 
+std::optional<std::string> log_level_request(const std::vector<std::string>& args) {
+  std::optional<std::string> level;
+  constexpr std::string_view kOption = "--log-level";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a == "--") break;  // what follows is not an option
+    if (a == "--quiet" || a == "-q") return std::string("warn");
+    if (a == kOption && i + 1 < args.size()) {
+      level = args[++i];
+    } else if (a.substr(0, kOption.size() + 1) == "--log-level=") {
+      level = std::string(a.substr(kOption.size() + 1));
+    }
+  }
+  return level;
+}
+
 }  // namespace dkp::util

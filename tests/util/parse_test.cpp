@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "util/parse.hpp"
 
@@ -45,4 +47,23 @@ TEST_CASE("parse_integer takes the whole string as a base-10 integer") {
   CHECK_FALSE(parse_integer("9223372036854775808"));  // out of range
   const std::string_view longer = "123,4";
   CHECK(parse_integer(longer.substr(0, 3)).value() == 123);
+}
+
+TEST_CASE("log_level_request reads --quiet and --log-level before the options are parsed") {
+  using dkp::util::log_level_request;
+  using V = std::vector<std::string>;
+  CHECK_FALSE(log_level_request(V{}));
+  CHECK_FALSE(log_level_request(V{"--dataset", "boston", "--steps", "10"}));
+  CHECK(log_level_request(V{"--log-level", "error"}).value() == "error");
+  CHECK(log_level_request(V{"--dataset", "yacht", "--log-level=off"}).value() == "off");
+  // --quiet wins wherever it stands, as in the command's parser.
+  CHECK(log_level_request(V{"--log-level", "error", "-q"}).value() == "warn");
+  CHECK(log_level_request(V{"--quiet", "--log-level", "trace"}).value() == "warn");
+  // A value is returned unchecked; a trailing --log-level without one, or options after "--",
+  // ask for nothing.
+  CHECK(log_level_request(V{"--log-level", "loud"}).value() == "loud");
+  CHECK_FALSE(log_level_request(V{"--log-level"}));
+  CHECK_FALSE(log_level_request(V{"--", "--quiet"}));
+  // An option's value that merely starts like the option is not it.
+  CHECK_FALSE(log_level_request(V{"--log-levels", "x"}));
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -253,12 +255,25 @@ const Explanation* find_explanation(const std::vector<Explanation>& explanations
 
 namespace {
 
-/// The tables of the papers' protocols, or those of other protocols (Table::extra).
+/// The tables of the papers' protocols, or those of other protocols (Table::extra), in the page's
+/// order: the papers in the order they first appear, each paper's tables by their number (Table 2
+/// after Table 1 whichever grid holds it), tables without a number last, ties as given.
 std::vector<Table> tables_where_extra(const std::vector<Table>& tables, bool extra) {
   std::vector<Table> out;
+  std::vector<std::string> papers;
   for (const auto& t : tables) {
-    if (t.extra == extra) out.push_back(t);
+    if (t.extra != extra) continue;
+    out.push_back(t);
+    if (std::find(papers.begin(), papers.end(), t.spec.paper) == papers.end())
+      papers.push_back(t.spec.paper);
   }
+  const auto key = [&papers](const Table& t) {
+    const auto paper = std::find(papers.begin(), papers.end(), t.spec.paper) - papers.begin();
+    const std::optional<long long> number = util::parse_integer(t.spec.paper_table);
+    return std::pair{paper, number.value_or(std::numeric_limits<long long>::max())};
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&key](const Table& a, const Table& b) { return key(a) < key(b); });
   return out;
 }
 

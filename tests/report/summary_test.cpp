@@ -282,6 +282,26 @@ TEST_CASE("summary: the page") {
   CHECK(summary_markdown({}, {}).find("None so far.") != std::string::npos);
 }
 
+TEST_CASE("summary: the scoreboard lists each paper's tables by number, papers as they come") {
+  // As the grids give them: gw Table 3, dsvi Table 4, then gw Table 2 and an unnumbered gw table.
+  const auto ts = tables();
+  Table unnumbered = table("gw-extra", "gw", "", "elbo");
+  const std::vector<Table> given = {ts[1], ts[2], ts[0], unnumbered};
+  const std::string md = summary_markdown(given, {});
+  const auto at = [&md](const std::string& name) {
+    const size_t p = md.find("| [" + name + "](tables/" + name + ".md) |");
+    REQUIRE(p != std::string::npos);
+    return p;
+  };
+  CHECK(at("gw-table2") < at("gw-table3"));
+  CHECK(at("gw-table3") < at("gw-extra"));
+  CHECK(at("gw-extra") < at("dsvi-table4"));
+  // The disagreements follow the same order.
+  CHECK(md.find("- [gw-table2]") < md.find("- [gw-table3]"));
+  // The counts do not depend on the order.
+  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 2 |\n") != std::string::npos);
+}
+
 TEST_CASE("summary: a table of another protocol is listed apart and counted nowhere else") {
   const auto ts = tables();
   const std::string base = summary_markdown(ts, {});

@@ -140,8 +140,8 @@ PaperFigure paper_figure(const std::vector<Table>& tables, const std::string& pa
     const int agree_n = agree_by_metric[m];
     p.subtitle = fmt::format("{} {}: {} agree, {} disagree", p.points.size(),
                              p.points.size() == 1 ? "entry" : "entries", agree_n, disagree_n);
-    p.x_label = "paper (" + metric_title(m) + ")";
-    p.y_label = "ours (" + metric_title(m) + ")";
+    p.x_label = "paper: " + metric_title(m);  // the title may end in its unit, "(%)"
+    p.y_label = "ours: " + metric_title(m);
     p.log_scale = log_metrics.count(m) > 0;
     f.panels.push_back(std::move(p));
   }

@@ -347,8 +347,8 @@ TEST_CASE("summary: figures, one panel per metric") {
   CHECK(count(svg, "<g>") == 2);
   CHECK(svg.find(">ELBO per datapoint</text>") != std::string::npos);
   CHECK(svg.find(">test log-likelihood</text>") != std::string::npos);
-  CHECK(svg.find(">paper (test log-likelihood)</text>") != std::string::npos);
-  CHECK(svg.find(">ours (ELBO per datapoint)</text>") != std::string::npos);
+  CHECK(svg.find(">paper: test log-likelihood</text>") != std::string::npos);
+  CHECK(svg.find(">ours: ELBO per datapoint</text>") != std::string::npos);
   CHECK(svg.find(">DWP</text>") != std::string::npos);  // legend
   CHECK(svg.find(">DGP</text>") != std::string::npos);
   CHECK(svg.find(">disagrees with the paper</text>") != std::string::npos);

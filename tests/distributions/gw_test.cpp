@@ -53,6 +53,57 @@ arma::mat random_factor(dkp::random::Stream& s, arma::uword P) {
 
 }  // namespace
 
+TEST_CASE(
+    "bartlett_log_prob: Gamma densities of c and normal densities of T's lower part, vs Boost") {
+  auto s = stream("bartlett-log-prob-closed-form");
+  for (const auto& [P, nu] : std::vector<std::pair<arma::uword, int>>{{3, 5}, {4, 4}, {5, 2}}) {
+    const dd::BartlettParamValues pv = random_params(s, P, nu, 0.7);
+    Tape tape;
+    const dd::BartlettParams p = pv.on(tape);
+    const dd::BartlettFactor f = dd::bartlett_sample(P, p, s);
+    const arma::mat c = f.c.val(), T = f.T.val();
+    const arma::uword m = c.n_elem;
+    double want = 0.0;
+    for (arma::uword j = 0; j < m; ++j) {
+      // T_jj = sqrt(c_j); the density is c's, with no Jacobian for c -> T_jj.
+      CHECK(T(j, j) == doctest::Approx(std::sqrt(c[j])).epsilon(1e-14));
+      const boost::math::gamma_distribution<double> g(pv.alpha[j], 1.0 / pv.beta[j]);
+      want += std::log(boost::math::pdf(g, c[j]));
+      for (arma::uword i = j + 1; i < P; ++i) {
+        const double z = (T(i, j) - pv.mu(i, j)) / pv.sigma(i, j);
+        want += -0.5 * z * z - std::log(pv.sigma(i, j)) - 0.5 * std::log(2.0 * M_PI);
+      }
+    }
+    const double got = dd::bartlett_log_prob(f, p).scalar();
+    INFO("P = " << P << ", nu = " << nu << ": got " << got << ", want " << want);
+    CHECK(got == doctest::Approx(want).epsilon(1e-12));
+    // 1x1 beta, mu and sigma broadcast: the same as the full matrices filled with those values.
+    dd::BartlettParamValues one = pv;
+    one.beta = sc(0.8);
+    one.mu = sc(-0.3);
+    one.sigma = sc(1.7);
+    dd::BartlettParamValues full = one;
+    full.beta = arma::mat(m, 1, arma::fill::value(0.8));
+    full.mu = arma::mat(P, m, arma::fill::value(-0.3));
+    full.sigma = arma::mat(P, m, arma::fill::value(1.7));
+    CHECK(dd::bartlett_log_prob(f, one.on(tape)).scalar() ==
+          doctest::Approx(dd::bartlett_log_prob(f, full.on(tape)).scalar()).epsilon(1e-13));
+  }
+}
+
+TEST_CASE("standard_gamma_sample is gamma_sample at rate 1, draw for draw, both methods") {
+  for (const GammaMethod method : {GammaMethod::Rejection, GammaMethod::Inversion}) {
+    Tape tape;
+    const Var shape = tape.constant(arma::mat{{0.3, 1.0, 2.5}, {7.0, 0.9, 40.0}});
+    auto s1 = stream("standard-gamma", static_cast<uint64_t>(method));
+    auto s2 = s1;
+    const arma::mat a = dd::standard_gamma_sample(shape, s1, method).val();
+    const arma::mat b = dd::gamma_sample(shape, tape.constant(sc(1.0)), s2, method).val();
+    CHECK(arma::all(arma::vectorise(a) > 0.0));
+    CHECK(arma::approx_equal(a, b, "absdiff", 0.0));
+  }
+}
+
 TEST_CASE("GW at the prior parameters equals the Wishart density (1e-8), nu > P, = P and < P") {
   auto s = stream("gw-reduces-to-wishart");
   for (const auto& [P, nu] : std::vector<std::pair<arma::uword, int>>{

@@ -163,7 +163,7 @@ Mnist load_images(const fs::path& root, const std::string& name) {
   if (name == "mnist") return load_mnist(root);
   if (name == "rectangles") return load_rectangles(root);
   if (name == "cifar10") return load_cifar10(root);
-  throw ConfigError(fmt::format("'{}' is not an image dataset (mnist, rectangles, cifar10)", name));
+  throw ConfigError(fmt::format("'{}' is not an image dataset ({})", name, image_dataset_names()));
 }
 
 std::string images_sha256(const fs::path& root, const std::string& name) {
@@ -171,7 +171,7 @@ std::string images_sha256(const fs::path& root, const std::string& name) {
   if (name == "cifar10") return cifar10_sha256(root);
   if (name != "rectangles") {
     throw ConfigError(
-        fmt::format("'{}' is not an image dataset (mnist, rectangles, cifar10)", name));
+        fmt::format("'{}' is not an image dataset ({})", name, image_dataset_names()));
   }
   return files_sha256(root / "rectangles", kRectanglesFiles);
 }
@@ -228,6 +228,10 @@ RegressionSplit image_split(Mnist m, bool standard, double scale) {
 size_t dataset_classes(const std::string& dataset) {
   if (dataset == "mnist" || dataset == "cifar10") return 10;
   return dataset == "rectangles" ? 2 : 0;
+}
+
+std::string image_dataset_names() {
+  return "mnist, cifar10, rectangles";
 }
 
 }  // namespace dkp::data

@@ -72,4 +72,8 @@ std::string not_installed_note(const std::string& dataset);
 /// (regression) for anything else.
 size_t dataset_classes(const std::string& dataset);
 
+/// The image (classification) datasets' names, "mnist, cifar10, rectangles", as error messages
+/// list them.
+std::string image_dataset_names();
+
 }  // namespace dkp::data

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "data/mnist.hpp"
+#include "data/toy.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/parse.hpp"
@@ -36,7 +38,9 @@ const UciInfo& uci_info(const std::string& name) {
   }
   std::string known;
   for (const auto& info : uci_catalogue()) known += (known.empty() ? "" : ", ") + info.name;
-  throw ConfigError(fmt::format("unknown dataset '{}' (known: {})", name, known));
+  throw ConfigError(
+      fmt::format("unknown dataset '{}' (known: {}; images: {}; the compositional toy: {})", name,
+                  known, image_dataset_names(), kToyDataset));
 }
 
 namespace {

@@ -333,3 +333,17 @@ TEST_CASE("data root resolution: --data, then $DKP_DATA") {
   CHECK_THROWS_AS(dkp::data::resolve_data_root(""), dkp::DataError);
   ::unsetenv("DKP_DATA");
 }
+
+TEST_CASE("an unknown dataset name is a ConfigError listing every dataset dkp knows") {
+  CHECK(dkp::data::uci_info("bostonHousing").name == "boston");  // a folder name is accepted too
+  for (const char* known : {"boston", "concrete", "energy", "kin8nm", "naval", "power", "protein",
+                            "wine", "yacht", "mnist", "cifar10", "rectangles", "toy"}) {
+    CHECK_THROWS_WITH_AS(dkp::data::uci_info("bostn"), doctest::Contains(known), dkp::ConfigError);
+  }
+  CHECK_THROWS_WITH_AS(dkp::data::uci_info("bostn"), doctest::Contains("unknown dataset 'bostn'"),
+                       dkp::ConfigError);
+  CHECK_THROWS_WITH_AS(dkp::data::load_images("/nonexistent", "yacht"),
+                       doctest::Contains("'yacht' is not an image dataset (mnist, cifar10, "
+                                         "rectangles)"),
+                       dkp::ConfigError);
+}

@@ -53,6 +53,26 @@ bool set_log_level(const std::string& lvl) {
   return true;
 }
 
+/// Boost reads "-1" into an unsigned option (a seed) as 2^64 - 1: refuse a negative value of any
+/// option parsed as uint64_t, given as "--name VALUE" or "--name=VALUE".
+void refuse_negative_unsigned(const std::vector<std::string>& args, const po::variables_map& vm) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].rfind("--", 0) != 0) continue;
+    std::string name = args[i].substr(2), value;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    } else if (i + 1 < args.size()) {
+      value = args[i + 1];
+    }
+    const auto it = vm.find(name);
+    if (it == vm.end() || !boost::any_cast<uint64_t>(&it->second.value())) continue;
+    if (!value.empty() && value[0] == '-') {
+      throw UsageError(fmt::format("--{} must be an integer >= 0, got '{}'", name, value));
+    }
+  }
+}
+
 }  // namespace
 
 po::options_description common_options() {
@@ -78,6 +98,7 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }
+  refuse_negative_unsigned(args, vm);
   if (vm.count("quiet")) {
     spdlog::set_level(spdlog::level::warn);
   } else if (vm.count("log-level")) {

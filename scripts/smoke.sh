@@ -53,6 +53,8 @@ expect_rc 2 "$dkp" run --dataset yacht --model sgp --elbo-repeats 0 --out "$work
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof batch --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --seed -1 --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --seed=-3 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --trace-every -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior agw --stl maybe --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --stl off --out "$work/bad"

@@ -29,9 +29,9 @@ class Json {
   Json(int i) : v_(static_cast<int64_t>(i)) {}
   Json(long i) : v_(static_cast<int64_t>(i)) {}
   Json(long long i) : v_(static_cast<int64_t>(i)) {}
-  Json(unsigned i) : v_(static_cast<int64_t>(i)) {}
-  Json(unsigned long i) : v_(static_cast<int64_t>(i)) {}
-  Json(unsigned long long i) : v_(static_cast<int64_t>(i)) {}
+  Json(unsigned i) : v_(static_cast<uint64_t>(i)) {}
+  Json(unsigned long i) : v_(static_cast<uint64_t>(i)) {}  // above INT64_MAX too (seeds)
+  Json(unsigned long long i) : v_(static_cast<uint64_t>(i)) {}
   Json(double d) : v_(d) {}
   Json(const char* s) : v_(std::string(s)) {}
   Json(std::string s) : v_(std::move(s)) {}

@@ -68,7 +68,12 @@ TEST_CASE("json writer: dkp's bytes, not nlohmann's dump") {
   CHECK(Json(1e300).dump(0) == "1.0000000000000001e+300");
   CHECK(Json(5e-324).dump(0) == "4.9406564584124654e-324");
   CHECK(Json(std::numeric_limits<double>::infinity()).dump(0) == "null");
-  CHECK(Json(static_cast<unsigned long long>(18446744073709551615ull)).dump(0) == "-1");
+  // Unsigned values keep their value above INT64_MAX (a seed given as 2^64 - 1).
+  CHECK(Json(static_cast<unsigned long long>(18446744073709551615ull)).dump(0) ==
+        "18446744073709551615");
+  CHECK(Json(static_cast<unsigned long long>(9223372036854775808ull)).dump(0) ==
+        "9223372036854775808");
+  CHECK(Json(3u).dump(0) == "3");
   CHECK(Json(-7L).dump(0) == "-7");
   // Control characters: \b and \f as \u00XX (nlohmann writes \b, \f).
   CHECK(Json("\b\f\x1f\x7f").dump(0) == "\"\\u0008\\u000c\\u001f\x7f\"");

@@ -112,6 +112,14 @@ int grid_plan(const ex::Grid& grid, const fs::path& results, const po::variables
   return kExitOk;
 }
 
+// Whether the grid file has the profile ("full" always): several grids given to one command
+// may not all have it.
+bool has_profile(const fs::path& file, const std::string& profile) {
+  if (profile == "full") return true;
+  const auto& names = ex::load_grid(file, "full").profiles;
+  return std::find(names.begin(), names.end(), profile) != names.end();
+}
+
 int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose,
                 const ex::StatusOptions& status) {
   size_t counts[ex::kCellStates] = {};
@@ -379,12 +387,9 @@ int grid_estimate(const std::vector<fs::path>& files, const std::string& profile
   size_t stored = 0, calibrated = 0, grids = 0;
   std::vector<std::string> notes;
   for (const auto& file : files) {
-    if (profile != "full" && files.size() > 1) {
-      const auto& names = ex::load_grid(file, "full").profiles;
-      if (std::find(names.begin(), names.end(), profile) == names.end()) {
-        std::cout << fmt::format("{:<16} {:<12} no such profile\n", file.stem().string(), profile);
-        continue;
-      }
+    if (files.size() > 1 && !has_profile(file, profile)) {
+      std::cout << fmt::format("{:<16} {:<12} no such profile\n", file.stem().string(), profile);
+      continue;
     }
     const ex::Grid grid = ex::load_grid(file, profile);
     std::vector<ex::RunSpec> pending = ex::pending_cells(grid, results, status);
@@ -498,9 +503,9 @@ int cmd_grid(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
   desc.add_options()("action", po::value<std::string>(), "plan | status | run | verify | merge")(
       "file", po::value<std::vector<std::string>>(),
-      "grid file (experiments/*.yaml); plan --estimate: one or more; merge: the source stores")(
-      "profile", po::value<std::string>()->default_value("full"),
-      "profile of the grid (e.g. quick; full = as written)")(
+      "grid file (experiments/*.yaml); status and plan --estimate: one or more; merge: the "
+      "source stores")("profile", po::value<std::string>()->default_value("full"),
+                       "profile of the grid (e.g. quick; full = as written)")(
       "results", po::value<std::string>()->default_value("results/runs"),
       "results root (run directories go to <results>/<grid>/...)")(
       "shard", po::value<std::string>(),
@@ -532,6 +537,7 @@ int cmd_grid(const std::vector<std::string>& args) {
   const std::string usage =
       "dkp grid plan|status|run FILE [--profile P] [--results DIR] [--shard i/n] [-j N] "
       "[--verbose]\n"
+      "       dkp grid status FILE... [--profile P] [--results DIR] [--verbose]\n"
       "       dkp grid run FILE [--force] [--cell HASH] ...\n"
       "       dkp grid verify FILE [--profile P] [--results DIR] [--cells K | --cell HASH] "
       "[--seed S] [-j N]\n"
@@ -622,9 +628,27 @@ int cmd_grid(const std::vector<std::string>& args) {
                          vm["profile"].as<std::string>(), vm["results"].as<std::string>(), vm,
                          status, vm["data"].as<std::string>());
   }
+  if (action == "status" && files.size() > 1) {
+    // A line per grid (and its cells with --verbose); a grid without the profile says so.
+    auto fingerprints = data_fingerprints(vm["data"].as<std::string>());
+    ex::StatusOptions status;
+    if (fingerprints) status.data = &*fingerprints;
+    const std::string profile = vm["profile"].as<std::string>();
+    for (const fs::path file : files) {
+      if (!has_profile(file, profile)) {
+        std::cout << fmt::format("grid {} (profile {}): no such profile\n", file.stem().string(),
+                                 profile);
+        continue;
+      }
+      grid_status(ex::load_grid(file, profile), vm["results"].as<std::string>(),
+                  vm.count("verbose") > 0, status);
+    }
+    return kExitOk;
+  }
   if (files.size() > 1) {
     throw UsageError(
-        fmt::format("one grid file, not {} ('grid plan --estimate' takes several)", files.size()));
+        fmt::format("one grid file, not {} ('grid status' and 'grid plan --estimate' take several)",
+                    files.size()));
   }
   const fs::path file = files.front();
   const ex::Grid grid = ex::load_grid(file, vm["profile"].as<std::string>());

@@ -35,7 +35,7 @@ RegressionSplit toy_split(size_t split) {
   const random::Stream root(0);
   random::Stream train_rng = root.child("toy-data", 0), test_rng = root.child("toy-test", 0);
   const ToyData train = compositional_toy(kToyPoints, kToyNoiseStd, train_rng);
-  const ToyData test = compositional_toy(101, kToyNoiseStd, test_rng);
+  const ToyData test = compositional_toy(kToyTestPoints, kToyNoiseStd, test_rng);
   RegressionSplit s;
   s.dataset = kToyDataset;
   s.split = split;

@@ -39,11 +39,13 @@ inline constexpr int kToyTrials = 10;
 /// fixed likelihood noise is the same, models::CdgpConfig::noise_std).
 inline constexpr size_t kToyPoints = 50;
 inline constexpr double kToyNoiseStd = 0.01;
+/// Its test points (toy_split).
+inline constexpr size_t kToyTestPoints = 101;
 
 /// The toy dataset: the training data are compositional_toy(kToyPoints, kToyNoiseStd) from
-/// Stream(0).child("toy-data", 0) (`dkp toy`'s data at its default seed); the test data are 101
-/// more noisy points, evenly spaced on [-1, 1], from Stream(0).child("toy-test", 0). Neither is
-/// standardised (identity statistics): the model's noise is in the data's units.
+/// Stream(0).child("toy-data", 0) (`dkp toy`'s data at its default seed); the test data are
+/// kToyTestPoints more noisy points, evenly spaced on [-1, 1], from Stream(0).child("toy-test", 0).
+/// Neither is standardised (identity statistics): the model's noise is in the data's units.
 RegressionSplit toy_split(size_t split);
 /// The fingerprint of the toy data (a run's data_sha256): the SHA-256 of their values printed
 /// to 17 significant digits, so a change of the generator changes it.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "data/toy.hpp"
 #include "eval/metrics.hpp"
 #include "experiments/store.hpp"
 #include "models/factory.hpp"
@@ -110,6 +111,8 @@ std::optional<DatasetShape> dataset_shape(const std::string& dataset) {
       {"mnist", {60000, 10000, 784, 10}},
       {"rectangles", {12000, 50000, 784, 2}},
       {"cifar10", {50000, 10000, 3072, 10}},
+      // The compositional toy: 1-D inputs, the same points in every split (trial).
+      {data::kToyDataset, {data::kToyPoints, data::kToyTestPoints, 1, 0}},
   };
   const auto it = shapes.find(dataset);
   if (it == shapes.end()) return std::nullopt;

@@ -44,7 +44,8 @@ struct DatasetShape {
 };
 
 /// The shapes of the papers' datasets (the nine UCI sets with their 90/10 splits, MNIST,
-/// Rectangle-Images, CIFAR-10), known without their data; nullopt for another name.
+/// Rectangle-Images, CIFAR-10, the compositional toy), known without their data; nullopt for
+/// another name.
 std::optional<DatasetShape> dataset_shape(const std::string& dataset);
 
 /// What fixes a cell's step cost: cells with the same key have the same work per step. A readable

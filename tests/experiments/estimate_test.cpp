@@ -10,6 +10,7 @@
 
 #include "data/mnist.hpp"
 #include "data/standardise.hpp"
+#include "data/toy.hpp"
 #include "data/uci.hpp"
 #include "experiments/estimate.hpp"
 #include "experiments/grid.hpp"
@@ -89,6 +90,14 @@ TEST_CASE("estimate: dataset shapes agree with the data and its classes") {
     CHECK(s->classes == dkp::data::dataset_classes(name));
   }
   CHECK_FALSE(dataset_shape("no-such-set").has_value());
+  // The toy is generated, so its shape is checked against its data here, without a data root.
+  const auto toy = dkp::data::toy_split(0);
+  const auto t = dataset_shape("toy");
+  REQUIRE(t.has_value());
+  CHECK(t->n_train == toy.X_train.n_rows);
+  CHECK(t->n_test == toy.X_test.n_rows);
+  CHECK(t->features == toy.X_train.n_cols);
+  CHECK(t->classes == 0);
   const fs::path root = dkp::test::shared_data_root();
   if (root.empty()) return;
   for (const auto& info : dkp::data::uci_catalogue()) {
@@ -101,6 +110,26 @@ TEST_CASE("estimate: dataset shapes agree with the data and its classes") {
     CHECK(s->n_test == split.X_test.n_rows);
     CHECK(s->features == split.X_train.n_cols);
   }
+}
+
+TEST_CASE("estimate: every dataset of the grids in experiments/ has a shape") {
+  // plan --estimate stops at a cell it cannot shape, so `make reproduce-tables` would start
+  // without its estimate.
+  size_t cells = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(DKP_SOURCE_DIR) / "experiments")) {
+    if (e.path().extension() != ".yaml") continue;
+    const Grid full = load_grid(e.path());
+    std::vector<std::string> profiles = full.profiles;
+    profiles.push_back("full");
+    for (const auto& p : profiles) {
+      for (const RunSpec& c : load_grid(e.path(), p).cells) {
+        INFO(e.path().filename().string(), " ", p, " ", c.label());
+        CHECK(dataset_shape(c.dataset).has_value());
+        ++cells;
+      }
+    }
+  }
+  CHECK(cells > 4000);
 }
 
 TEST_CASE("estimate: hidden widths and cost keys") {

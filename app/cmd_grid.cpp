@@ -120,29 +120,54 @@ bool has_profile(const fs::path& file, const std::string& profile) {
   return std::find(names.begin(), names.end(), profile) != names.end();
 }
 
+// A cell's status, and for a done one what its run took (ex::run_seconds).
+struct StatusRow {
+  ex::CellStatus status;
+  const ex::RunSpec* cell = nullptr;
+  double seconds = 0.0;
+};
+
+// The cost of done cells in words: "the done cells ran 12.3 CPU hours".
+std::string ran_text(size_t done, double seconds) {
+  if (done == 0) return "";
+  return fmt::format("; the {} ran {:.1f} CPU hours", done == 1 ? "done cell" : "done cells",
+                     seconds / 3600.0);
+}
+
+// Prints a grid's status (every cell with `verbose`) and records its done cells' run times by
+// hash in `done` (a cell of several grids is one entry).
 int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose,
-                const ex::StatusOptions& status) {
+                const ex::StatusOptions& status, std::map<std::string, double>* done = nullptr) {
   size_t counts[ex::kCellStates] = {};
-  std::vector<std::pair<ex::CellStatus, const ex::RunSpec*>> rows;
+  std::vector<StatusRow> rows;
+  double seconds = 0.0;
   for (const auto& c : grid.cells) {
-    const auto st = ex::cell_status(c, results, status);
-    ++counts[static_cast<int>(st.state)];
-    rows.emplace_back(st, &c);
+    StatusRow r{ex::cell_status(c, results, status), &c, 0.0};
+    ++counts[static_cast<int>(r.status.state)];
+    if (r.status.state == ex::CellState::done) {
+      r.seconds = ex::run_seconds(ex::read_result_values(r.status.result));
+      seconds += r.seconds;
+      if (done) (*done)[c.hash()] = r.seconds;
+    }
+    rows.push_back(std::move(r));
   }
   if (verbose) {
-    for (const auto& [st, c] : rows) {
-      std::cout << fmt::format("{:<11} {} {}{}\n", ex::to_string(st.state), c->hash(), c->label(),
-                               st.detail.empty() ? "" : "  -- " + st.detail);
+    for (const auto& r : rows) {
+      const ex::CellStatus& st = r.status;
+      std::cout << fmt::format(
+          "{:<11} {} {}{}{}\n", ex::to_string(st.state), r.cell->hash(), r.cell->label(),
+          st.state == ex::CellState::done ? "  (" + ex::format_hours(r.seconds) + ")" : "",
+          st.detail.empty() ? "" : "  -- " + st.detail);
     }
   }
   auto n = [&](ex::CellState s) { return counts[static_cast<int>(s)]; };
   std::cout << fmt::format(
       "grid {} (profile {}, {}): {} cells: done {}, running {}, interrupted {}, missing {}, failed "
-      "{}, damaged {}, stale {}\n",
+      "{}, damaged {}, stale {}{}\n",
       grid.name, grid.profile, (results / grid.name).string(), grid.cells.size(),
       n(ex::CellState::done), n(ex::CellState::running), n(ex::CellState::interrupted),
       n(ex::CellState::missing), n(ex::CellState::failed), n(ex::CellState::damaged),
-      n(ex::CellState::stale));
+      n(ex::CellState::stale), ran_text(n(ex::CellState::done), seconds));
   std::string to_force;
   if (n(ex::CellState::damaged)) {
     to_force = fmt::format("{} damaged (a malformed result.json, manifest.json or trace.csv)",
@@ -634,6 +659,7 @@ int cmd_grid(const std::vector<std::string>& args) {
     ex::StatusOptions status;
     if (fingerprints) status.data = &*fingerprints;
     const std::string profile = vm["profile"].as<std::string>();
+    std::map<std::string, double> done;
     for (const fs::path file : files) {
       if (!has_profile(file, profile)) {
         std::cout << fmt::format("grid {} (profile {}): no such profile\n", file.stem().string(),
@@ -641,8 +667,13 @@ int cmd_grid(const std::vector<std::string>& args) {
         continue;
       }
       grid_status(ex::load_grid(file, profile), vm["results"].as<std::string>(),
-                  vm.count("verbose") > 0, status);
+                  vm.count("verbose") > 0, status, &done);
     }
+    double seconds = 0.0;
+    for (const auto& [hash, s] : done) seconds += s;
+    std::cout << fmt::format(
+        "all (once each, profile {}): {} done cell{}, which ran {:.1f} CPU hours\n", profile,
+        done.size(), done.size() == 1 ? "" : "s", seconds / 3600.0);
     return kExitOk;
   }
   if (files.size() > 1) {

@@ -482,13 +482,14 @@ done
 parallel -j 2 <"$work/plan.txt" >"$work/par.log" 2>&1 || { tail -5 "$work/par.log" >&2; fail "parallel -j 2 over the plan"; }
 "$dkp" grid status experiments/smoke.yaml --results "$work/par" >"$work/par.status" ||
   fail "dkp grid status after parallel"
-grep -q "cells: done $cells, running 0, interrupted 0, missing 0, failed 0" "$work/par.status" ||
+grep -q "cells: done $cells, running 0, interrupted 0, missing 0, failed 0, damaged 0, stale 0; the done cells ran [0-9]*\.[0-9] CPU hours$" "$work/par.status" ||
   fail "after parallel: $(cat "$work/par.status")"
 # Several grids: a line each; one without the profile says so.
 "$dkp" grid status experiments/toy.yaml experiments/smoke.yaml --profile sample --results "$work/par" \
   >"$work/multi.status" || fail "dkp grid status with two grids"
 grep -q "^grid toy (profile sample, .*cells: done 0" "$work/multi.status" &&
-  grep -q "^grid smoke (profile sample): no such profile" "$work/multi.status" ||
+  grep -q "^grid smoke (profile sample): no such profile" "$work/multi.status" &&
+  grep -q "^all (once each, profile sample): 0 done cells, which ran 0.0 CPU hours$" "$work/multi.status" ||
   fail "grid status, two grids: $(cat "$work/multi.status")"
 "$dkp" tables experiments/smoke.yaml --results "$work/par" --out "$work/par-tables" >/dev/null 2>&1 ||
   fail "dkp tables after parallel"

@@ -97,6 +97,16 @@ std::map<std::string, double> read_result_values(const fs::path& result_json) {
   return numeric_values(util::read_json_object(result_json));
 }
 
+double run_seconds(const std::map<std::string, double>& values) {
+  auto get = [&](const char* key) {
+    const auto it = values.find(key);
+    return it != values.end() && std::isfinite(it->second) && it->second > 0 ? it->second : 0.0;
+  };
+  const double step_s = get("step_s"), steps = get("steps");
+  const double train_s = step_s > 0 && steps > 0 ? step_s * steps : get("train_s");
+  return train_s + get("predict_s");
+}
+
 namespace {
 
 // The result.json of the same configuration under another grid of the results root, in the

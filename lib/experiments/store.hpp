@@ -94,6 +94,12 @@ std::optional<std::string> result_hash(const std::filesystem::path& result_json)
 /// object ("<file>:<line>:<column>: not valid JSON: ..." for a parse error).
 std::map<std::string, double> read_result_values(const std::filesystem::path& result_json);
 
+/// What a finished run took on one core, in seconds, from its result.json values: step_s x steps
+/// plus predict_s. (train_s covers only the last stretch of a run resumed from a checkpoint, while
+/// step_s is that stretch's time per step.) train_s + predict_s when step_s or steps is missing;
+/// a missing time counts 0.
+double run_seconds(const std::map<std::string, double>& values);
+
 /// The run directories of a results root, <root>/<grid>/<dataset>/split<k>/<hash>, in path order
 /// (names starting with '.', such as a merge's temporary directories, are not cells).
 std::vector<std::filesystem::path> store_run_dirs(const std::filesystem::path& results_root);

@@ -61,14 +61,9 @@ std::vector<RunSpec> choose_cells(const std::vector<RunSpec>& cells, size_t k, u
 
 namespace {
 
-// Training and prediction time of a stored run (0 for a key its result.json lacks).
+// What a stored run took (0 for a cell whose result.json lacks the times).
 double stored_seconds(const fs::path& result_json) {
-  const auto v = read_result_values(result_json);
-  double s = 0.0;
-  for (const char* key : {"train_s", "predict_s"}) {
-    if (const auto at = v.find(key); at != v.end()) s += at->second;
-  }
-  return s;
+  return run_seconds(read_result_values(result_json));
 }
 
 }  // namespace

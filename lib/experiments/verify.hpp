@@ -45,8 +45,8 @@ struct VerifySelection {
 
 struct ChosenCells {
   std::vector<RunSpec> cells;
-  /// Per cell of `cells`: the seconds its stored run took (result.json's train_s + predict_s),
-  /// what a rerun on a like machine costs.
+  /// Per cell of `cells`: the seconds its stored run took (run_seconds of its result.json), what
+  /// a rerun on a like machine costs.
   std::vector<double> stored_s;
   size_t done = 0;   ///< done cells in the grid
   std::string note;  ///< e.g. "only 3 cells ... are done: verifying all 3" ("" when none)

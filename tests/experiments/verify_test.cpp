@@ -342,6 +342,8 @@ TEST_CASE("verify: selecting the cells, and the errors") {
   auto chosen = select_cells_to_verify(g, root, sel);
   CHECK(chosen.done == 3);
   CHECK(chosen.cells.size() == 2);
+  // What each stored run took: train_s + predict_s, as these results have no step_s.
+  CHECK(chosen.stored_s == std::vector<double>{99.75, 99.75});
   CHECK(chosen.note.empty());
   for (const auto& c : chosen.cells) CHECK(cell_status(c, root).state == CellState::done);
   // More cells than are done: all of them, and a note that says so.
@@ -373,6 +375,21 @@ TEST_CASE("verify: selecting the cells, and the errors") {
     CHECK(msg.find("not done (failed: boom)") != std::string::npos);
     CHECK(msg.find(g.cells[2].hash()) != std::string::npos);
   }
+}
+
+TEST_CASE("run_seconds: a whole run's time, also for a run resumed from a checkpoint") {
+  // Resumed at step 800 of 1000: train_s covers the last 200 steps, at step_s each.
+  CHECK(run_seconds({{"steps", 1000},
+                     {"step_s", 0.5},
+                     {"train_s", 100},
+                     {"predict_s", 2},
+                     {"resumed_from_step", 800}}) == 502.0);
+  CHECK(run_seconds({{"steps", 1000}, {"step_s", 0.5}, {"train_s", 500}}) == 500.0);
+  // Without step_s (or steps): train_s + predict_s; a missing or non-finite time counts 0.
+  CHECK(run_seconds({{"steps", 1000}, {"train_s", 100}, {"predict_s", 2}}) == 102.0);
+  CHECK(run_seconds({{"step_s", 0.5}, {"train_s", 100}}) == 100.0);
+  CHECK(run_seconds({{"predict_s", std::nan("")}, {"train_s", 7}}) == 7.0);
+  CHECK(run_seconds({}) == 0.0);
 }
 
 TEST_CASE("verify: reruns into a scratch directory, compares, and leaves the store untouched") {

@@ -119,11 +119,11 @@ TEST_CASE("estimate: every dataset of the grids in experiments/ has a shape") {
   for (const auto& e : fs::directory_iterator(fs::path(DKP_SOURCE_DIR) / "experiments")) {
     if (e.path().extension() != ".yaml") continue;
     const Grid full = load_grid(e.path());
-    std::vector<std::string> profiles = full.profiles;
-    profiles.push_back("full");
-    for (const auto& p : profiles) {
-      for (const RunSpec& c : load_grid(e.path(), p).cells) {
-        INFO(e.path().filename().string(), " ", p, " ", c.label());
+    std::vector<Grid> grids = {full};
+    for (const auto& p : full.profiles) grids.push_back(load_grid(e.path(), p));
+    for (const Grid& g : grids) {
+      for (const RunSpec& c : g.cells) {
+        INFO(e.path().filename().string(), " ", g.profile, " ", c.label());
         CHECK(dataset_shape(c.dataset).has_value());
         ++cells;
       }

@@ -145,6 +145,8 @@ int bench_model(const po::variables_map& vm) {
   const size_t test_samples = size_t(vm["test-samples"].as<long>());
   if (vm["threads"].as<int>() < 1) throw UsageError("--threads must be at least 1");
   const size_t threads = size_t(vm["threads"].as<int>());
+  if (vm["blas-threads"].as<int>() < 1) throw UsageError("--blas-threads must be at least 1");
+  const platform::ScopedBlasThreads blas_threads(vm["blas-threads"].as<int>());
   const size_t batch = std::min<size_t>(size_t(vm["batch"].as<long>()), split.X_train.n_rows);
   const arma::mat Xb = split.X_train.rows(0, batch - 1);
   const arma::vec yb = split.y_train.subvec(0, batch - 1);
@@ -260,9 +262,9 @@ int bench_model(const po::variables_map& vm) {
   std::cout << fmt::format(
       "(S = {} training samples, {} inducing points, median of {} steps; fwd: the ELBO without "
       "gradient; prediction: {} test points x {} samples, one call after the steps, as at the end "
-      "of a run; {} thread(s) sharing the samples)\n",
+      "of a run; {} thread(s) sharing the samples, {} BLAS thread(s) in each call)\n",
       S, vm["inducing"].as<long>(), reps, split.X_test.n_rows, test_samples,
-      vm["threads"].as<int>());
+      vm["threads"].as<int>(), vm["blas-threads"].as<int>());
   if (!group_lines.empty()) {
     std::cout << "Each thread's sample group, median ms of its share of the step (group 0 on the "
                  "calling thread); the step waits for the slowest, so a gap between equal groups "
@@ -306,6 +308,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("batch", po::value<long>()->default_value(10000), "batch size (full batch when larger)")
     ("reps", po::value<int>()->default_value(20), "timed repetitions")
     ("threads", po::value<int>()->default_value(1), "threads sharing the Monte Carlo samples (blas: threads running each kernel at once)")
+    ("blas-threads", po::value<int>()->default_value(1), "model: OpenBLAS threads inside each BLAS and LAPACK call (as dkp run)")
     ("flops", po::bool_switch(), "model: also count the step's BLAS/LAPACK flops, their rate and time share, in all and by routine (reruns itself with libdkp_blas_count.so preloaded)");
   // clang-format on
   po::positional_options_description pos;

@@ -538,7 +538,9 @@ int cmd_grid(const std::vector<std::string>& args) {
       "dkp", po::value<std::string>(),
       "plan: program name in the printed commands (default: this binary)")(
       "jobs,j", po::value<int>()->default_value(1), "run, verify: cells run at a time")(
-      "verbose,v", "status: list every cell")(
+      "blas-threads", po::value<int>()->default_value(1),
+      "run, verify, plan: OpenBLAS threads inside each BLAS call of every run (dkp run "
+      "--blas-threads)")("verbose,v", "status: list every cell")(
       "cells", po::value<long>(),
       "verify: rerun this many done cells, chosen at random with --seed (default 1)")(
       "cell", po::value<std::string>(),
@@ -608,6 +610,7 @@ int cmd_grid(const std::vector<std::string>& args) {
   only("shard", {"plan"});
   only("dkp", {"plan"});
   only("jobs", {"run", "verify"});
+  only("blas-threads", {"run", "verify", "plan"});
   only("cells", {"verify"});
   only("cell", {"verify", "run", "plan"});
   only("force", {"run"});
@@ -687,6 +690,10 @@ int cmd_grid(const std::vector<std::string>& args) {
   std::vector<std::string> extra;
   if (const auto data = vm["data"].as<std::string>(); !data.empty()) {
     extra = {"--data", fs::absolute(data).lexically_normal().string()};
+  }
+  if (const int b = vm["blas-threads"].as<int>(); b != 1) {
+    if (b < 1) throw UsageError("--blas-threads must be at least 1");
+    extra.insert(extra.end(), {"--blas-threads", std::to_string(b)});
   }
   if (action == "status" || action == "plan") {
     // Results made from other data than the data now present are stale.

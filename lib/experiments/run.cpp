@@ -83,6 +83,7 @@ RunOutcome interrupted_outcome(std::string message) {
 RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   validate_run_spec(spec);
   if (options.threads < 1) throw ConfigError("run: threads must be at least 1");
+  if (options.blas_threads < 1) throw ConfigError("run: blas_threads must be at least 1");
   if (options.elbo_repeats && *options.elbo_repeats < 1) {
     throw ConfigError("run: elbo_repeats must be at least 1");
   }
@@ -301,6 +302,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
       .set("cpu", platform::cpu_description())
       .set("threads", threads)
       .set("threads_effective", threads_effective)
+      .set("blas_threads", options.blas_threads)
       .set("inducing", (long)p.inducing)
       .set("inducing_effective", inducing_effective)
       .set("kl_anneal", kl_anneal_requested)
@@ -314,7 +316,8 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   util::write_file_atomic(manifest_path, manifest.dump());
   fresh.keep = true;
 
-  // Training.
+  // Training, the final ELBO and the predictions, with the BLAS threads asked for (one after).
+  const platform::ScopedBlasThreads blas_threads(options.blas_threads);
   training::TrainOptions topt;
   topt.steps = size_t(p.steps);
   std::vector<std::pair<uint64_t, double>> drops;
@@ -437,6 +440,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
       .set("seed", (unsigned long long)p.seed)
       .set("threads", threads)
       .set("threads_effective", threads_effective)
+      .set("blas_threads", options.blas_threads)
       .set("elbo", elbo)
       .set("elbo_mean", er.mean)
       .set("elbo_se", er.se)

@@ -21,12 +21,18 @@
 namespace dkp::experiments {
 
 /// What a run needs beyond its spec: where it goes, where the data are, how it is executed and
-/// reported. None of it changes the numbers of a run except `threads` (as --threads).
+/// reported. None of it changes the numbers of a run except `threads` (as --threads) and, at
+/// round-off, `blas_threads`.
 struct RunOptions {
   std::filesystem::path out;  ///< the run directory (created when missing)
   /// As --data: a directory, or "" for $DKP_DATA, ./data, ../shared/data (data::resolve_data_root).
   std::string data_root;
   int threads = 1;  ///< threads sharing the Monte Carlo samples (--threads; in the results)
+  /// OpenBLAS threads inside each BLAS and LAPACK call (--blas-threads; in the manifest and the
+  /// result): for a step of a few large matrix products (the CIFAR-10 DIWP's 3072 x 3072 input
+  /// layer), where --threads has no samples to share. Results may differ from one thread's at
+  /// round-off.
+  int blas_threads = 1;
   /// Independent estimates of the final ELBO (elbo_mean, elbo_se); nullopt: 10, or 1 for a
   /// deterministic ELBO (sgp, dgp aep).
   std::optional<int> elbo_repeats;

@@ -122,9 +122,11 @@ std::string num(double v) {
 }  // namespace
 
 KeyKind key_kind(const std::string& key) {
-  // Timing and provenance: differ from run to run by design.
-  static const char* const ignored[] = {"train_s",  "step_s",  "epoch_s",           "predict_s",
-                                        "finished", "git_sha", "resumed_from_step", "config_hash"};
+  // Timing and provenance: differ from run to run by design (the BLAS threads count in the
+  // comparison's mode instead: compare_mode).
+  static const char* const ignored[] = {"train_s",           "step_s",      "epoch_s",
+                                        "predict_s",         "finished",    "git_sha",
+                                        "resumed_from_step", "config_hash", "blas_threads"};
   for (const char* k : ignored)
     if (key == k) return KeyKind::ignored;
   if (ends_with(key, "_s")) return KeyKind::ignored;
@@ -235,12 +237,16 @@ Provenance read_provenance(const fs::path& manifest_json) {
   p.blas_core = get("blas_core");
   p.git_sha = get("git_sha");
   p.data_sha256 = get("data_sha256");
+  if (const auto it = n.find("blas_threads"); it != n.end() && it->is_number()) {
+    p.blas_threads = it->get<int>();
+  }
   return p;
 }
 
 CompareMode compare_mode(const Provenance& stored, const Provenance& rerun) {
   const bool known = !stored.cpu.empty() && !stored.blas_core.empty();
-  return known && stored.cpu == rerun.cpu && stored.blas_core == rerun.blas_core
+  return known && stored.cpu == rerun.cpu && stored.blas_core == rerun.blas_core &&
+                 stored.blas_threads == rerun.blas_threads
              ? CompareMode::bit_identical
              : CompareMode::tolerance;
 }
@@ -248,15 +254,17 @@ CompareMode compare_mode(const Provenance& stored, const Provenance& rerun) {
 namespace {
 
 std::string machine(const Provenance& p) {
-  return fmt::format("{}, {} kernels", p.cpu.empty() ? "unknown CPU" : p.cpu,
-                     p.blas_core.empty() ? "unknown BLAS" : p.blas_core);
+  return fmt::format("{}, {} kernels{}", p.cpu.empty() ? "unknown CPU" : p.cpu,
+                     p.blas_core.empty() ? "unknown BLAS" : p.blas_core,
+                     p.blas_threads == 1 ? "" : fmt::format(", {} BLAS threads", p.blas_threads));
 }
 
 // The bracketed policy of a line: why bit-identity is expected, or the tolerance and the machines.
 std::string policy(const CellVerdict& v, const Tolerance& tol) {
   if (v.comparison.mode == CompareMode::bit_identical) {
-    return fmt::format("[bit-identical expected: same CPU and BLAS kernels as the stored run: {}]",
-                       machine(v.rerun));
+    return fmt::format(
+        "[bit-identical expected: same CPU, BLAS kernels and BLAS threads as the stored run: {}]",
+        machine(v.rerun));
   }
   // Kernels weigh more than the CPU (docs/performance.md): name the setting that reruns with the
   // stored run's kernels, which on another CPU gave a bit-identical rerun.

@@ -115,10 +115,12 @@ struct Provenance {
   std::string blas_core;
   std::string git_sha;
   std::string data_sha256;
+  int blas_threads = 1;  ///< "blas_threads" (--blas-threads); runs that predate it had one
 };
 Provenance read_provenance(const std::filesystem::path& manifest_json);
 
-/// bit_identical when both CPUs and both BLAS kernel sets are known and the same.
+/// bit_identical when both CPUs and both BLAS kernel sets are known and the same, and so are the
+/// BLAS thread counts.
 CompareMode compare_mode(const Provenance& stored, const Provenance& rerun);
 
 /// The outcome for one cell.

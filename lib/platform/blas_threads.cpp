@@ -12,6 +12,7 @@ extern "C" void openblas_set_num_threads(int num_threads);
 extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 // OpenBLAS's reports of itself, weak for the same reason.
 extern "C" char* openblas_get_corename(void) __attribute__((weak));
+extern "C" int openblas_get_num_threads(void) __attribute__((weak));
 extern "C" char* openblas_get_config(void) __attribute__((weak));
 
 namespace dkp::platform {
@@ -20,6 +21,10 @@ void set_blas_threads(int n) {
   const int threads = n < 1 ? 1 : n;
   openblas_set_num_threads(threads);
   if (threads == 1 && blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
+}
+
+int blas_threads() {
+  return openblas_get_num_threads != nullptr ? openblas_get_num_threads() : 1;
 }
 
 std::string blas_core() {

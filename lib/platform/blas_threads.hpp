@@ -1,6 +1,6 @@
 // OpenBLAS's thread count for the process (DESIGN.md section 7: one BLAS thread; the models'
 // matrices are small, and parallelism comes from the Monte Carlo sample groups and the grid
-// runner).
+// runner; --blas-threads, through ScopedBlasThreads, for the few models of large matrices).
 #pragma once
 
 #include <string>
@@ -13,6 +13,19 @@ namespace dkp::platform {
 /// of our own second thread for that time (a two-thread NNGP bench step measured 3.6 against
 /// 2.0 ms in 4 runs of 8). A later request for more threads restarts them.
 void set_blas_threads(int n);
+
+/// OpenBLAS's current thread count (1 when the BLAS is not OpenBLAS's threaded build).
+int blas_threads();
+
+/// Runs OpenBLAS with n threads for its lifetime (n > 1: --blas-threads, for models whose step is
+/// a few large matrix products, where --threads has no samples to share), then back to one.
+class ScopedBlasThreads {
+ public:
+  explicit ScopedBlasThreads(int n) { set_blas_threads(n); }
+  ~ScopedBlasThreads() { set_blas_threads(1); }
+  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
+  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
+};
 
 /// The kernel set OpenBLAS chose when it was loaded ("Haswell", "Cooperlake", ...: from the CPU,
 /// or from $OPENBLAS_CORETYPE when set), or "unknown" when the BLAS is not OpenBLAS. Results

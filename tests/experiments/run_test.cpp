@@ -12,6 +12,7 @@
 #include "experiments/run.hpp"
 #include "experiments/run_setup.hpp"
 #include "experiments/store.hpp"
+#include "platform/blas_threads.hpp"
 #include "test_support.hpp"
 #include "training/trainer.hpp"
 #include "util/error.hpp"
@@ -231,4 +232,37 @@ TEST_CASE("run: the toy's splits are trials, and its runs record each layer's va
     elbo.push_back(j.at("elbo").get<double>());
   }
   CHECK(elbo[0] != elbo[1]);
+}
+
+TEST_CASE("run_cell: --blas-threads runs training with that many BLAS threads, then one again") {
+  dkp::test::QuietLog quiet;
+  const fs::path data_root = synthetic_data_root("run-blas-threads-data");
+  const RunSpec spec = tiny_spec();
+  const fs::path one = dkp::test::temp_dir("run-blas-threads-1") / "cell";
+  const fs::path two = dkp::test::temp_dir("run-blas-threads-2") / "cell";
+  REQUIRE(run_cell(spec, tiny_options(one, data_root)).status == RunStatus::done);
+
+  RunOptions o = tiny_options(two, data_root);
+  o.blas_threads = 2;
+  int during = 0;
+  o.progress = [&](const dkp::training::StepInfo&, const dkp::training::TrainOptions&) {
+    during = dkp::platform::blas_threads();
+  };
+  REQUIRE(run_cell(spec, o).status == RunStatus::done);
+  CHECK(during == 2);
+  CHECK(dkp::platform::blas_threads() == 1);
+  const util::JsonValue r1 = util::read_json_object(one / "result.json");
+  const util::JsonValue r2 = util::read_json_object(two / "result.json");
+  CHECK(r2.at("blas_threads") == 2);
+  CHECK(r1.at("blas_threads") == 1);
+  CHECK(util::read_json_object(two / "manifest.json").at("blas_threads") == 2);
+  // The same cell: the numbers agree to round-off (OpenBLAS may split a call differently).
+  for (const char* key : {"elbo", "test_ll", "test_rmse"}) {
+    INFO(key);
+    CHECK(number(r2, key) == doctest::Approx(number(r1, key)).epsilon(1e-9));
+  }
+
+  RunOptions bad = tiny_options(dkp::test::temp_dir("run-blas-threads-0") / "cell", data_root);
+  bad.blas_threads = 0;
+  CHECK_THROWS_AS(run_cell(spec, bad), dkp::ConfigError);
 }

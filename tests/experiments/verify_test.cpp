@@ -165,7 +165,23 @@ TEST_CASE("verify: which keys are compared, and how") {
   b = a;
   b.git_sha = "def";  // other code on the same machine: still bit-identical expected
   CHECK(compare_mode(a, b) == CompareMode::bit_identical);
+  b = a;
+  b.blas_threads = 2;  // OpenBLAS may split a call otherwise: round-off
+  CHECK(compare_mode(a, b) == CompareMode::tolerance);
   CHECK(compare_mode(Provenance{}, Provenance{}) == CompareMode::tolerance);  // unknown machine
+}
+
+TEST_CASE("verify: read_provenance takes the BLAS threads from a manifest, one when absent") {
+  const fs::path dir = dkp::test::temp_dir("verify-provenance");
+  dkp::util::write_file_atomic(dir / "new.json",
+                               R"({"cpu": "c", "blas_core": "Zen", "blas_threads": 2})");
+  dkp::util::write_file_atomic(dir / "old.json", R"({"cpu": "c", "blas_core": "Zen"})");
+  const Provenance n = read_provenance(dir / "new.json"), o = read_provenance(dir / "old.json");
+  CHECK(n.blas_core == "Zen");
+  CHECK(n.blas_threads == 2);
+  CHECK(o.blas_threads == 1);
+  CHECK(compare_mode(o, n) == CompareMode::tolerance);
+  CHECK(compare_mode(o, read_provenance(dir / "old.json")) == CompareMode::bit_identical);
 }
 
 TEST_CASE("verify: comparing a stored result's values with a rerun's") {

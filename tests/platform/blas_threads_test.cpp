@@ -53,6 +53,17 @@ TEST_CASE("set_blas_threads(1): no OpenBLAS worker threads remain, and products 
   CHECK(process_thread_count() == 1);
 }
 
+TEST_CASE("ScopedBlasThreads: n BLAS threads for its lifetime, then one") {
+  dkp::platform::set_blas_threads(1);
+  REQUIRE(dkp::platform::blas_threads() == 1);
+  {
+    const dkp::platform::ScopedBlasThreads two(2);
+    CHECK(dkp::platform::blas_threads() == 2);
+  }
+  CHECK(dkp::platform::blas_threads() == 1);
+  CHECK(process_thread_count() == 1);
+}
+
 TEST_CASE("blas_core and blas_config describe the loaded OpenBLAS") {
   const std::string core = dkp::platform::blas_core();
   const std::string config = dkp::platform::blas_config();

@@ -91,6 +91,14 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   const auto& p = spec.protocol;
   const std::string hash = spec.hash();
   const int threads = options.threads;
+  // The whole run with the BLAS threads asked for, one again after it; the count that runs is
+  // the one recorded.
+  const platform::ScopedBlasThreads blas_scope(options.blas_threads);
+  const int blas_threads = platform::blas_threads();
+  if (blas_threads != options.blas_threads) {
+    spdlog::warn("--blas-threads {}: this OpenBLAS runs {} thread{} (its build or its limit)",
+                 options.blas_threads, blas_threads, blas_threads == 1 ? "" : "s");
+  }
   const fs::path& out = options.out;
   const size_t trace_every = options.trace_every
                                  ? *options.trace_every
@@ -302,7 +310,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
       .set("cpu", platform::cpu_description())
       .set("threads", threads)
       .set("threads_effective", threads_effective)
-      .set("blas_threads", options.blas_threads)
+      .set("blas_threads", blas_threads)
       .set("inducing", (long)p.inducing)
       .set("inducing_effective", inducing_effective)
       .set("kl_anneal", kl_anneal_requested)
@@ -316,8 +324,6 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   util::write_file_atomic(manifest_path, manifest.dump());
   fresh.keep = true;
 
-  // Training, the final ELBO and the predictions, with the BLAS threads asked for (one after).
-  const platform::ScopedBlasThreads blas_threads(options.blas_threads);
   training::TrainOptions topt;
   topt.steps = size_t(p.steps);
   std::vector<std::pair<uint64_t, double>> drops;
@@ -440,7 +446,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
       .set("seed", (unsigned long long)p.seed)
       .set("threads", threads)
       .set("threads_effective", threads_effective)
-      .set("blas_threads", options.blas_threads)
+      .set("blas_threads", blas_threads)
       .set("elbo", elbo)
       .set("elbo_mean", er.mean)
       .set("elbo_se", er.se)

@@ -28,10 +28,10 @@ struct RunOptions {
   /// As --data: a directory, or "" for $DKP_DATA, ./data, ../shared/data (data::resolve_data_root).
   std::string data_root;
   int threads = 1;  ///< threads sharing the Monte Carlo samples (--threads; in the results)
-  /// OpenBLAS threads inside each BLAS and LAPACK call (--blas-threads; in the manifest and the
-  /// result): for a step of a few large matrix products (the CIFAR-10 DIWP's 3072 x 3072 input
-  /// layer), where --threads has no samples to share. Results may differ from one thread's at
-  /// round-off.
+  /// OpenBLAS threads inside each BLAS and LAPACK call (--blas-threads): for a step of a few large
+  /// matrix products (the CIFAR-10 DIWP's 3072 x 3072 input layer), where --threads has no
+  /// samples to share. Results may differ from one thread's at round-off. The manifest and the
+  /// result record the count OpenBLAS runs (its build or limit may give fewer, with a warning).
   int blas_threads = 1;
   /// Independent estimates of the final ELBO (elbo_mean, elbo_se); nullopt: 10, or 1 for a
   /// deterministic ELBO (sgp, dgp aep).

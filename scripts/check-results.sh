@@ -4,7 +4,11 @@
 #    result.json carrying its directory's hash, and stays under 150 KB;
 # 2. the committed tables, results/README.md and its figures are exactly what `make tables`
 #    (scripts/tables.sh) makes from the committed store: stale tables fail.
-# Remedy for either: stage finished cells with scripts/store-add.sh, then `make tables`.
+# 3. each committed grid snapshot (results/runs/<grid>/snapshot-<profile>.yaml) is what
+#    `dkp grid plan experiments/<grid>.yaml --profile <profile>` writes now, so that running the
+#    main job on a clean checkout leaves it clean.
+# Remedy for 1 and 2: stage finished cells with scripts/store-add.sh, then `make tables`; for 3,
+# the `dkp grid plan` command the message names, then scripts/store-add.sh.
 #   scripts/check-results.sh DKP
 set -euo pipefail
 dkp=${1:?usage: scripts/check-results.sh DKP}
@@ -43,5 +47,24 @@ if ! diff -r results/tables "$work/tables" >"$work/diff" 2>&1 ||
   echo "check-results: the committed tables differ from what 'make tables' makes from the committed store" >&2
   fail=1
 fi
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  snapshots=$(git ls-files -- "$store/*/snapshot-*.yaml")
+else
+  snapshots=$(find "$store" -mindepth 2 -maxdepth 2 -name 'snapshot-*.yaml' | sort)
+fi
+for f in $snapshots; do
+  grid=$(basename "$(dirname "$f")")
+  profile=$(basename "$f" .yaml)
+  profile=${profile#snapshot-}
+  plan="dkp grid plan experiments/$grid.yaml --profile $profile"
+  if ! "$dkp" grid plan "experiments/$grid.yaml" --profile "$profile" --results "$work/snapshots" \
+    >/dev/null 2>"$work/plan.log"; then
+    echo "check-results: $f: '$plan' failed: $(tail -n 1 "$work/plan.log")" >&2
+    fail=1
+  elif ! cmp -s "$f" "$work/snapshots/$grid/snapshot-$profile.yaml"; then
+    echo "check-results: $f is not experiments/$grid.yaml as it is now: run '$plan' and stage it (scripts/store-add.sh)" >&2
+    fail=1
+  fi
+done
 [ "$fail" = 0 ] && echo "check-results: $(echo "$dirs" | grep -c . || true) committed cells, tables up to date"
 exit "$fail"

@@ -37,6 +37,10 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
                    const po::positional_options_description& pos, po::variables_map& vm,
                    const std::string& usage_line);
 
+/// The --blas-threads value of `vm` (dkp run, grid run/verify/plan, bench model): at least 1, or
+/// a UsageError.
+int blas_threads_option(const po::variables_map& vm);
+
 struct Command {
   const char* name;
   const char* summary;

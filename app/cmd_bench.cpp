@@ -145,8 +145,8 @@ int bench_model(const po::variables_map& vm) {
   const size_t test_samples = size_t(vm["test-samples"].as<long>());
   if (vm["threads"].as<int>() < 1) throw UsageError("--threads must be at least 1");
   const size_t threads = size_t(vm["threads"].as<int>());
-  if (vm["blas-threads"].as<int>() < 1) throw UsageError("--blas-threads must be at least 1");
-  const platform::ScopedBlasThreads blas_threads(vm["blas-threads"].as<int>());
+  const int blas_threads = blas_threads_option(vm);
+  const platform::ScopedBlasThreads blas_scope(blas_threads);
   const size_t batch = std::min<size_t>(size_t(vm["batch"].as<long>()), split.X_train.n_rows);
   const arma::mat Xb = split.X_train.rows(0, batch - 1);
   const arma::vec yb = split.y_train.subvec(0, batch - 1);
@@ -264,7 +264,7 @@ int bench_model(const po::variables_map& vm) {
       "gradient; prediction: {} test points x {} samples, one call after the steps, as at the end "
       "of a run; {} thread(s) sharing the samples, {} BLAS thread(s) in each call)\n",
       S, vm["inducing"].as<long>(), reps, split.X_test.n_rows, test_samples,
-      vm["threads"].as<int>(), vm["blas-threads"].as<int>());
+      vm["threads"].as<int>(), blas_threads);
   if (!group_lines.empty()) {
     std::cout << "Each thread's sample group, median ms of its share of the step (group 0 on the "
                  "calling thread); the step waits for the slowest, so a gap between equal groups "

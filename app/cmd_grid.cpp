@@ -691,8 +691,7 @@ int cmd_grid(const std::vector<std::string>& args) {
   if (const auto data = vm["data"].as<std::string>(); !data.empty()) {
     extra = {"--data", fs::absolute(data).lexically_normal().string()};
   }
-  if (const int b = vm["blas-threads"].as<int>(); b != 1) {
-    if (b < 1) throw UsageError("--blas-threads must be at least 1");
+  if (const int b = blas_threads_option(vm); b != 1) {
     extra.insert(extra.end(), {"--blas-threads", std::to_string(b)});
   }
   if (action == "status" || action == "plan") {

@@ -300,8 +300,7 @@ int cmd_run(const std::vector<std::string>& args) {
   experiments::RunSpec spec = run_spec_of(vm);
   opt.threads = vm["threads"].as<int>();
   if (opt.threads < 1) throw UsageError("--threads must be at least 1");
-  opt.blas_threads = vm["blas-threads"].as<int>();
-  if (opt.blas_threads < 1) throw UsageError("--blas-threads must be at least 1");
+  opt.blas_threads = blas_threads_option(vm);
   const int elbo_repeats = vm["elbo-repeats"].as<int>();
   if (elbo_repeats < 1) throw UsageError("--elbo-repeats must be at least 1");
   if (!vm["elbo-repeats"].defaulted()) opt.elbo_repeats = elbo_repeats;

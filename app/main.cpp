@@ -75,6 +75,12 @@ void refuse_negative_unsigned(const std::vector<std::string>& args, const po::va
 
 }  // namespace
 
+int blas_threads_option(const po::variables_map& vm) {
+  const int n = vm["blas-threads"].as<int>();
+  if (n < 1) throw UsageError("--blas-threads must be at least 1");
+  return n;
+}
+
 po::options_description common_options() {
   po::options_description d("Common options");
   d.add_options()("help,h", "print this help")(

@@ -165,6 +165,15 @@ int cmd_tables(const std::vector<std::string>& args) {
     throw Error(fmt::format("no cell of any of the {} grids under {}: is --results right?",
                             grids.size(), grids.front().second.string()));
   }
+  // Seed replicates give the single runs their run-to-run sd, and the tables are judged again.
+  {
+    std::vector<report::Table> joined;
+    for (const auto& g : made) joined.insert(joined.end(), g.tables.begin(), g.tables.end());
+    report::apply_replicates(joined);
+    size_t k = 0;
+    for (auto& g : made)
+      for (auto& t : g.tables) t = std::move(joined[k++]);
+  }
   const fs::path out = vm["out"].as<std::string>();
   std::vector<report::Table> all_tables;
   size_t damaged = 0;

@@ -525,18 +525,32 @@ std::vector<Override> parse_overrides(const Parser& P, const YAML::Node& v,
 
 struct Profile {
   std::string description;
-  bool tables = false;  ///< `tables: true`: dkp tables DIR writes its tables too
+  bool tables = false;      ///< `tables: true`: dkp tables DIR writes its tables too
+  bool replicates = false;  ///< `replicates: true`: seed replicates of the full profile's cells
   ProtocolPatch protocol;
   Axes axes;
   std::vector<Override> overrides;
 };
 
 Profile parse_profile(const Parser& P, const YAML::Node& v, const std::string& key) {
-  P.check_keys(v, key, {"description", "tables", "protocol", "axes", "overrides"});
+  P.check_keys(v, key, {"description", "tables", "replicates", "protocol", "axes", "overrides"});
   Profile pr;
   if (const auto d = v["description"]) pr.description = P.get_string(d, key + ".description");
   if (const auto t = v["tables"])
     pr.tables = P.get_choice(t, key + ".tables", {"true", "false"}) == "true";
+  if (const auto r = v["replicates"]) {
+    pr.replicates = P.get_choice(r, key + ".replicates", {"true", "false"}) == "true";
+    // Replicates differ from the full profile's cells in their seed alone: the tables pair them
+    // split by split to measure our run-to-run sd (report::apply_replicates).
+    if (pr.replicates) {
+      if (!pr.tables) P.fail(r, key + ".replicates", "needs tables: true");
+      if (v["overrides"]) P.fail(v["overrides"], key + ".overrides", "not allowed with replicates");
+      const auto p = v["protocol"];
+      if (!p || !p.IsMap() || p.size() != 1 || !p["seed"]) {
+        P.fail(p ? p : r, key + ".protocol", "replicates set the seed and nothing else");
+      }
+    }
+  }
   if (const auto p = v["protocol"]) {
     P.check_keys(p, key + ".protocol", kProtocolKeys);
     pr.protocol = parse_protocol_keys(P, p, key + ".protocol", true, true);
@@ -650,6 +664,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
   if (profile_nodes.count(profile)) {
     const Profile pr = parse_profile(P, profile_nodes[profile], "profiles." + profile);
     g.profile_description = pr.description;
+    g.replicates = pr.replicates;
     proto.overlay(pr.protocol);
     axes.overlay(pr.axes);
     overrides.insert(overrides.end(), pr.overrides.begin(), pr.overrides.end());

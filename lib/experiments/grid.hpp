@@ -41,6 +41,10 @@
 //       description: "3 splits, 2000 steps"
 //       tables: true                          # optional: `dkp tables DIR` (make tables) also
 //                                             # writes this profile's tables (not counted)
+//       replicates: true                      # optional, with tables: true and a protocol of
+//                                             # `seed` alone: seed replicates, whose pairs with
+//                                             # the full profile's single runs measure our
+//                                             # run-to-run sd (report::apply_replicates)
 //       protocol: {steps: 2000, lr_schedule: [[0, 0.01], [1000, 0.001]]}
 //       axes: {splits: [0, 1, 2]}             # replaces the listed axes
 //       overrides: [...]                      # appended after the grid's overrides
@@ -70,6 +74,9 @@ struct Grid {
   /// Profiles marked `tables: true`: `dkp tables DIR` writes their tables beside the full
   /// profile's, as tables of another protocol (report::Table::extra).
   std::vector<std::string> tabulated_profiles;
+  /// The selected profile is marked `replicates: true`: its cells are the full profile's with
+  /// another seed, and its tables give the full profile's single runs their run-to-run sd.
+  bool replicates = false;
   std::vector<RunSpec> cells;  ///< the expanded grid, in run order (split-major)
 };
 

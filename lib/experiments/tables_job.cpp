@@ -151,6 +151,8 @@ std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results
     report::Table t = report::build_table(spec, records, refs);
     t.profile = grid.profile;
     t.profile_description = grid.profile_description;
+    if (grid.replicates)
+      t.replicate_of = spec.name.substr(0, spec.name.size() - grid.profile.size() - 1);
     t.notes = protocol_summary(grid);
     if (grid.profile != "full") {
       t.notes += fmt::format(

@@ -28,8 +28,11 @@ double RefRow::standard_error(int n_fallback) const {
   return 0.0;
 }
 
-double RefRow::rounding_sd() const {
-  const std::string& t = mean_text;
+namespace {
+
+// u / sqrt(12) for the place value u of the last printed digit of `t` ("-0.01": 0.01; "4.23e-5":
+// 1e-7); 0 when `t` holds no digit.
+double printed_rounding_sd(const std::string& t) {
   const size_t e = t.find_first_of("eE");
   const std::string mantissa = t.substr(0, e);
   const size_t dot = mantissa.find('.');
@@ -45,11 +48,26 @@ double RefRow::rounding_sd() const {
   return std::pow(10.0, place) / std::sqrt(12.0);
 }
 
-double RefRow::split_sd() const {
-  if (!error) return 0.0;
-  if (error_kind == "sd") return *error;
-  if (error_kind == "se" && n_splits > 0) return *error * std::sqrt(static_cast<double>(n_splits));
-  return 0.0;
+}  // namespace
+
+double RefRow::rounding_sd() const {
+  return printed_rounding_sd(mean_text);
+}
+
+double RefRow::error_rounding_sd() const {
+  return printed_rounding_sd(error_text);
+}
+
+std::optional<double> RefRow::spread_sd() const {
+  if (!error) return std::nullopt;
+  // The printed error is known to its rounding only ("± 0.00" is below 0.005, not zero).
+  const double known = std::hypot(*error, error_rounding_sd());
+  if (error_kind == "sd") return known;
+  if (n_splits < 2) return std::nullopt;
+  const double root_n = std::sqrt(static_cast<double>(n_splits));
+  if (error_kind == "se") return known * root_n;
+  if (error_kind == "2se_paired") return known / 2.0 * root_n;
+  return std::nullopt;
 }
 
 std::vector<std::string> split_csv_line(const std::string& line) {

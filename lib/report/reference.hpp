@@ -38,12 +38,18 @@ struct RefRow {
   /// the paper prints no marginal error; 0 for the best method), unspecified -> error,
   /// none -> 0.
   double standard_error(int n_fallback) const;
-  /// The paper's split-to-split standard deviation implied by (error, error_kind): sd -> error,
-  /// se -> error * sqrt(n_splits); 0 when it cannot be told (no n_splits, a paired or no error).
-  double split_sd() const;
   /// The standard deviation of the printed mean's rounding: u / sqrt(12) for the place value u
   /// of its last printed digit ("-0.01": 0.01; "4.23e-5": 1e-7); 0 without a printed mean.
   double rounding_sd() const;
+  /// The same for the printed error ("0.00": 0.01 / sqrt(12)); 0 without a printed error.
+  double error_rounding_sd() const;
+  /// The paper's split-to-split standard deviation of the printed quantity, from (error,
+  /// error_kind, n_splits), the printed error widened by its own rounding (sqrt(error^2 +
+  /// error_rounding_sd^2): "± 0.00" is below 0.005, not zero): sd -> that; se -> that times
+  /// sqrt(n_splits); 2se_paired -> half that times sqrt(n_splits), the spread of the paired
+  /// difference to the row's best method. nullopt when it cannot be told (unspecified or no
+  /// error, fewer than two splits known).
+  std::optional<double> spread_sd() const;
 };
 
 /// Parses one CSV (RFC 4180 quoting); the header names the columns, the first ten are required.

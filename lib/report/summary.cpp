@@ -372,9 +372,19 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
   o += "A *cell* is one entry of a table: one method's mean over the splits for one metric and "
        "one row (dataset, depth, kernel); a cell printed in two tables counts in both. *Planned*: "
        "in the experiment grid; *computed*: at least one split done (*complete*: all of them); "
-       "*agree*: |ours − paper| ≤ 2 √(se² + se_paper²); *not comparable*: computed, but fewer "
-       "than two splits are done (a grid of a single split, such as MNIST's, compares its one run "
-       "within 2 se_paper when the paper prints an error) or the paper prints no value.\n\n";
+       "*agree* / *disagree*: by the rule of its kind below; *not comparable*: computed, but no "
+       "rule applies (the paper prints no value, or the rule lacks what it needs: two splits, "
+       "seed replicates).\n\n";
+  o += "## Rules of agreement\n\n";
+  o += "Each entry is compared with the paper's printed value by the first rule of its kind "
+       "that applies; the code is `judge_table` in lib/report/table.cpp, and these texts come "
+       "from there. n: our splits done; s: their sd; se = s / √n; n_p: the paper's splits; "
+       "σ_p: the paper's split-to-split sd, from its printed error and error kind "
+       "(results/reference/), the error widened by its rounding (\"± 0.00\" is below 0.005, not "
+       "zero); r: the sd of the paper's mean's rounding to its printed digits (a value printed to "
+       "0.01 is known to 0.01 / √12).\n\n";
+  for (const auto& [name, text] : agreement_rules()) o += "- **" + name + "**: " + text + ".\n";
+  o += "\n";
 
   // Scoreboard.
   o += "## Scoreboard\n\n";
@@ -419,22 +429,55 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
             paper += " (" + e.ref->error_kind + ")";
           }
         }
-        const double tol = agreement_tolerance(e).value_or(0.0);
-        const double diff = *e.mean - e.ref->mean;
+        const double tol = e.tolerance.value_or(0.0);
+        const double diff =
+            e.compared_ours.value_or(*e.mean) - e.compared_paper.value_or(e.ref->mean);
         std::string diff_text = format_value(diff, t.spec, r.metric, 1);
         if (diff > 0) diff_text = "+" + diff_text;
+        std::string rule = e.rule;
+        if (e.rule == "paired") {
+          rule += fmt::format(": difference to {} ours {}, paper {}", e.compared_to,
+                              format_value(e.compared_ours, t.spec, r.metric, 1),
+                              format_value(e.compared_paper, t.spec, r.metric, 1));
+        }
+        if (e.sign_flip) rule += "; ours of the opposite sign";
         const Explanation* x = find_explanation(explanations, t, r, e);
         std::string why =
             x ? "Explanation: " + link_or_text(x->note, x->link) + "." : "No explanation yet.";
         if (e.code_agree == "yes") why = "Agrees with the reference code. " + why;
         o += fmt::format(
-            "- [{}]({}{}.md), {}: ours {} vs paper {} (difference {}, tolerance {}). {}\n",
+            "- [{}]({}{}.md), {}: ours {} vs paper {} ({}difference {}, tolerance {}). {}\n",
             md_cell(t.spec.name), links.tables, t.spec.name, md_cell(entry_where(t, r, e)),
-            md_cell(ours), md_cell(paper), diff_text, format_value(tol, t.spec, r.metric, 1), why);
+            md_cell(ours), md_cell(paper), rule.empty() ? "" : "rule " + md_cell(rule) + "; ",
+            diff_text, format_value(tol, t.spec, r.metric, 1), why);
       }
     }
   }
   if (n_disagree == 0) o += "None so far.\n";
+  o += "\n";
+
+  // The spread check.
+  o += "## Scatter wider than the paper's\n\n";
+  o += "Entries whose split-to-split sd is larger than the paper's by the spread check (rule "
+       "*spread* above), whatever their verdict.\n\n";
+  int n_wide = 0;
+  for (const auto& t : tables) {
+    for (const auto& r : t.rows) {
+      for (const auto& e : r.entries) {
+        if (!e.wider_spread) continue;
+        ++n_wide;
+        o += fmt::format(
+            "- [{}]({}{}.md), {}: our sd {:.2f} times the paper's over {} splits (F = {:.1f}, 99% "
+            "point {:.1f}); verdict {}.\n",
+            md_cell(t.spec.name), links.tables, t.spec.name, md_cell(entry_where(t, r, e)),
+            std::sqrt(*e.spread_ratio), e.n_done, *e.spread_ratio, *e.spread_limit,
+            e.agree == "yes"  ? "agree"
+            : e.agree == "no" ? "disagree"
+                              : "none");
+      }
+    }
+  }
+  if (n_wide == 0) o += "None.\n";
   o += "\n";
 
   // The reference code's own values, where we ran it.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <boost/math/distributions/fisher_f.hpp>
 
 #include "util/error.hpp"
 
@@ -118,15 +119,204 @@ int Table::incomplete() const {
   return n;
 }
 
-std::optional<double> agreement_tolerance(const Entry& e) {
-  const bool single_run = e.n_expected == 1 && e.n_done == 1 && e.ref_se > 0;
-  if (!e.mean || !e.ref || ((e.n_done < 2 || !e.se) && !single_run)) return std::nullopt;
-  double ours_se = single_run ? 0.0 : *e.se;
-  if (!single_run && e.n_done < e.ref->n_splits) {
-    ours_se = std::max(ours_se, e.ref->split_sd() / std::sqrt(static_cast<double>(e.n_done)));
+namespace {
+
+// 2 sqrt(sigma_p^2 (1/n + 1/n_p) + r^2): the "mean" rule's tolerance for n of our splits against
+// the paper's n_p of split sd sigma_p. Our own scatter does not enter (the spread check tests it).
+double mean_tolerance(size_t n, double sigma_p, int n_p, double rounding) {
+  const double v =
+      sigma_p * sigma_p * (1.0 / static_cast<double>(n) + 1.0 / static_cast<double>(n_p));
+  return 2.0 * std::sqrt(v + rounding * rounding);
+}
+
+// The spread check: sets the entry's ratio, limit and flag when both spreads are known.
+void check_spread(Entry& e, size_t n, double sd, double sigma_p, int n_p) {
+  if (n < 2 || n_p < 2 || !(sigma_p > 0)) return;
+  e.spread_ratio = (sd * sd) / (sigma_p * sigma_p);
+  const boost::math::fisher_f f(static_cast<double>(n - 1), static_cast<double>(n_p - 1));
+  e.spread_limit = boost::math::quantile(boost::math::complement(f, 0.01));
+  e.wider_spread = *e.spread_ratio > *e.spread_limit;
+}
+
+// The paper's printed error as a standard error of its mean, widened by the error's rounding;
+// 0 without a printed error.
+double paper_se(const RefRow& r, int n_fallback) {
+  if (!r.error) return 0.0;
+  RefRow widened = r;
+  widened.error = std::hypot(*r.error, r.error_rounding_sd());
+  return widened.standard_error(n_fallback);
+}
+
+bool is_paired_best(const Entry& e) {
+  return e.ref && e.ref->error_kind == "2se_paired" && !e.ref->error;
+}
+
+void judge_entry(const TableSpec& spec, const Table& t, const Row& row, Entry& e) {
+  e.agree = "n/a";
+  e.rule.clear();
+  e.tolerance.reset();
+  e.compared_ours.reset();
+  e.compared_paper.reset();
+  e.compared_to.clear();
+  e.sign_flip = false;
+  e.spread_ratio.reset();
+  e.spread_limit.reset();
+  e.wider_spread = false;
+  if (!e.mean || !e.ref) return;
+  const RefRow& ref = *e.ref;
+  std::vector<double> xs;
+  for (const auto& [split, v] : e.by_split) xs.push_back(v);
+  const Stats ours = stats_of(xs);
+  const double r = ref.rounding_sd();
+  const std::string& metric = row.metric;
+  auto decide = [&](const std::string& rule, double tol, double a, double b) {
+    e.rule = rule;
+    e.tolerance = tol;
+    e.compared_ours = a;
+    e.compared_paper = b;
+    e.agree = std::fabs(a - b) <= tol ? "yes" : "no";
+  };
+
+  if (ref.error_kind == "2se_paired") {
+    if (is_paired_best(e)) {
+      if (ours.n >= 2) decide("paired-best", 2.0 * std::hypot(ours.se, r), ours.mean, ref.mean);
+      return;
+    }
+    const Entry* best = nullptr;
+    for (const auto& o : row.entries)
+      if (&o != &e && is_paired_best(o)) best = &o;
+    const std::optional<double> sigma_p = ref.spread_sd();
+    if (!best || !sigma_p) return;
+    const Stats d = stats_of(paired(e.by_split, best->by_split));
+    if (d.n == 0) return;
+    const double rd = std::hypot(r, best->ref->rounding_sd());
+    decide("paired", mean_tolerance(d.n, *sigma_p, ref.n_splits, rd), d.mean,
+           ref.mean - best->ref->mean);
+    e.compared_to = best->column;
+    check_spread(e, d.n, d.sd, *sigma_p, ref.n_splits);
+    return;
   }
-  const double rounding = e.ref->rounding_sd();
-  return 2.0 * std::sqrt(ours_se * ours_se + e.ref_se * e.ref_se + rounding * rounding);
+  if (e.n_expected == 1) {
+    const auto sd_run = t.run_sd.find(metric);
+    if (e.n_done != 1 || sd_run == t.run_sd.end()) return;
+    decide("single",
+           2.0 * std::sqrt(sd_run->second * sd_run->second + std::pow(paper_se(ref, 1), 2) + r * r),
+           ours.mean, ref.mean);
+    return;
+  }
+  const bool difference = spec.columns.at(e.col).minus.has_value();
+  const std::optional<double> sigma_p = ref.spread_sd();
+  const int n_p = ref.n_splits > 0 ? ref.n_splits : e.n_expected;
+  if (sigma_p && n_p >= 2) {
+    decide(difference ? "difference" : "mean", mean_tolerance(ours.n, *sigma_p, n_p, r), ours.mean,
+           ref.mean);
+    check_spread(e, ours.n, ours.sd, *sigma_p, n_p);
+  } else if (ours.n >= 2) {
+    decide("fallback", 2.0 * std::sqrt(ours.se * ours.se + std::pow(paper_se(ref, n_p), 2) + r * r),
+           ours.mean, ref.mean);
+  } else {
+    return;
+  }
+  if (difference && ref.error) {
+    const double se_p = ref.standard_error(n_p);
+    if (std::fabs(ref.mean) > 2.0 * se_p && ours.mean * ref.mean < 0) {
+      e.sign_flip = true;
+      e.agree = "no";
+    }
+  }
+}
+
+}  // namespace
+
+void judge_table(Table& t) {
+  for (auto& row : t.rows)
+    for (auto& e : row.entries) judge_entry(t.spec, t, row, e);
+}
+
+const std::vector<std::pair<std::string, std::string>>& agreement_rules() {
+  static const std::vector<std::pair<std::string, std::string>> rules = {
+      {"mean",
+       "a mean over n of our splits against the paper's over its n_p, when the paper's "
+       "split-to-split sd σ_p is known (from its printed error and kind, the error widened by its "
+       "rounding): |ours − paper| ≤ 2 √(σ_p² (1/n + 1/n_p) + r²), r the sd of the paper's "
+       "rounding to its printed digits: the difference of two means of n and n_p splits of one "
+       "spread, the paper's. Our own scatter does not enter, so a few splits can neither widen "
+       "the tolerance by scattering nor narrow it by lying close (the spread check tests our "
+       "scatter), and one split is enough"},
+      {"difference",
+       "a column of paired differences A − B: the mean rule on our per-split differences, and a "
+       "disagreement also when the paper's difference exceeds two of its standard errors and "
+       "ours has the opposite sign"},
+      {"paired",
+       "an error printed as two standard errors of the paired difference to the row's best method "
+       "(DKP Table 1): our per-split difference to that method against the paper's difference of "
+       "printed means, by the mean rule (σ_p of the difference from half the printed error; r of "
+       "the two rounded means)"},
+      {"paired-best",
+       "that best method's own mean, of which the paper prints no error: |ours − paper| ≤ 2 "
+       "√(se² + r²), se our standard error over n ≥ 2 splits"},
+      {"single",
+       "a grid of one split (MNIST, CIFAR-10): our one run against the paper's value, |ours − "
+       "paper| ≤ 2 √(sd_run² + e_p² + r²), sd_run our run-to-run sd from the grid's seed "
+       "replicates (no verdict without them), e_p the paper's printed error"},
+      {"fallback",
+       "σ_p unknown (the paper prints no error, or no split count): |ours − paper| ≤ 2 √(se² + "
+       "se_p² + r²), se ours over n ≥ 2 splits, se_p the paper's printed error as a standard "
+       "error"},
+      {"spread",
+       "beside the verdict, where σ_p and our s over n ≥ 2 splits are known: ours scatters more "
+       "than the paper's when s² / σ_p² exceeds the one-sided 99% point of F(n − 1, n_p − 1)"},
+  };
+  return rules;
+}
+
+void apply_replicates(std::vector<Table>& tables) {
+  for (auto& rep : tables) {
+    if (rep.replicate_of.empty()) continue;
+    Table* base = nullptr;
+    for (auto& t : tables)
+      if (t.spec.name == rep.replicate_of && &t != &rep) base = &t;
+    if (!base) continue;
+    std::map<std::string, std::pair<double, int>> ss;  // metric -> sum (a - b)^2 / 2, pairs
+    std::vector<std::string> used;
+    for (const auto& rr : rep.rows) {
+      for (const auto& br : base->rows) {
+        if (br.metric != rr.metric || br.dataset != rr.dataset || br.kernel != rr.kernel ||
+            br.depth != rr.depth)
+          continue;
+        for (const auto& re : rr.entries) {
+          if (re.col >= br.entries.size() || re.n_expected != 1) continue;
+          const Entry& be = br.entries[re.col];
+          for (const auto& [split, a] : re.by_split) {
+            const auto b = be.by_split.find(split);
+            if (b == be.by_split.end()) continue;
+            auto& [sum, n] = ss[rr.metric];
+            sum += (a - b->second) * (a - b->second) / 2.0;
+            ++n;
+            const std::string cell = fmt::format("{} {}", br.dataset, re.column);
+            if (!has(used, cell)) used.push_back(cell);
+          }
+        }
+      }
+    }
+    if (ss.empty()) continue;
+    std::map<std::string, double> sd;
+    int pairs = 0;
+    for (const auto& [metric, acc] : ss) {
+      sd[metric] = std::sqrt(acc.first / acc.second);
+      pairs = std::max(pairs, acc.second);
+    }
+    std::string cells;
+    for (const auto& c : used) cells += (cells.empty() ? "" : ", ") + c;
+    const std::string note =
+        fmt::format("run-to-run sd from {} pair{} of seed replicates (table {} against {}: {})",
+                    pairs, pairs == 1 ? "" : "s", rep.spec.name, base->spec.name, cells);
+    for (Table* t : {base, &rep}) {
+      t->run_sd = sd;
+      t->run_sd_note = note;
+      judge_table(*t);
+    }
+  }
 }
 
 std::string format_fixed(std::optional<double> x, int decimals) {
@@ -359,11 +549,6 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
               b.bold = bold;
             }
           }
-          // Agreement with the paper (agreement_tolerance).
-          for (auto& e : row.entries) {
-            const std::optional<double> tol = agreement_tolerance(e);
-            e.agree = !tol ? "n/a" : std::fabs(*e.mean - e.ref->mean) <= *tol ? "yes" : "no";
-          }
           // Agreement with the reference code, over the splits it was measured on (all of ours
           // when it names none): a single run each is compared within two of the code's se.
           for (auto& e : row.entries) {
@@ -398,6 +583,7 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
       }
     }
   }
+  judge_table(t);
   return t;
 }
 

@@ -100,6 +100,15 @@ struct Entry {
   std::optional<RefRow> ref;
   double ref_se = 0;
   std::string agree;  ///< yes | no | n/a
+  std::string rule;   ///< the rule that decided `agree` (judge_table), "" when none applied
+  /// What the rule compared: |compared_ours - compared_paper| <= tolerance agrees. Means, or for
+  /// the paired rule the differences to the paper's best method of the row (`compared_to`).
+  std::optional<double> tolerance, compared_ours, compared_paper;
+  std::string compared_to;
+  bool sign_flip = false;  ///< difference rule: ours of the opposite sign to the paper's
+  /// Spread check: (our split sd / the paper's)^2 and its one-sided 99% F point.
+  std::optional<double> spread_ratio, spread_limit;
+  bool wider_spread = false;  ///< spread_ratio > spread_limit: ours scatters more than the paper's
   /// The public reference code's value for this cell, where measured (RefRow origin "code"), ours
   /// over the same splits (when all of them are done) and the agreement of the two, by the same
   /// rule as with the paper.
@@ -126,6 +135,13 @@ struct Table {
   /// A table of another protocol than the page's (a grid profile marked `tables: true`): the
   /// results page lists it apart and leaves it out of the scoreboard, disagreements and figures.
   bool extra = false;
+  /// Our run-to-run sd per metric, for the single-run rule (apply_replicates), and which cells it
+  /// comes from.
+  std::map<std::string, double> run_sd;
+  std::string run_sd_note;
+  /// A table of seed replicates of another (a grid profile marked `replicates: true`): that
+  /// table's name.
+  std::string replicate_of;
   /// Entries of the grid that have no complete result (status other than ok and absent).
   int incomplete() const;
 };
@@ -146,18 +162,46 @@ std::string to_markdown(const Table& t);
 /// The metric's name as the Markdown page and the figures print it ("test log-likelihood").
 std::string metric_title(const std::string& metric);
 
-/// The tolerance of the agreement with the paper: ours agrees when |ours - paper| <= it, with
-/// tolerance 2 sqrt(se_ours^2 + se_paper^2 + r^2), r the standard deviation of the paper's
-/// rounding to its printed digits (RefRow::rounding_sd: a value printed as "-0.01 ± 0.00" is
-/// known to 0.01 / sqrt(12), not better). When fewer splits are done than the paper averaged
-/// over, se_ours is at least the paper's split-to-split standard deviation over sqrt(n_done)
-/// (RefRow::split_sd): the sample standard error of a few splits has few degrees of freedom, and
-/// two or three splits that happen to lie close would otherwise claim a precision that the
-/// splits' spread does not support. A grid of a single split (MNIST's one train/test split)
-/// compares its one run within two of the paper's standard errors, when the paper prints one.
-/// nullopt when there is no verdict: no value of ours or of the paper's, or fewer than two
-/// splits otherwise.
-std::optional<double> agreement_tolerance(const Entry& e);
+/// The rules of agreement with the paper, one per kind of comparison, in the order `judge_table`
+/// tries them; `agreement_rules` says each in words (the tables' legends and the results page
+/// print them from there). With n our splits done, m our mean, s our split sd, P the paper's
+/// printed mean, n_p its splits, sigma_p its split-to-split sd (RefRow::spread_sd: from the
+/// printed error and its kind, widened by the error's rounding), r the sd of the rounding of P
+/// to its printed digits (RefRow::rounding_sd):
+/// - "mean": a mean over splits against the paper's, when sigma_p is known: agree when
+///   |m - P| <= 2 sqrt(sigma_p^2 (1/n + 1/n_p) + r^2), two means of n and n_p splits of the
+///   paper's spread. Our own scatter does not enter: three splits can neither widen the
+///   tolerance by scattering nor narrow it by lying close (the spread check tests our scatter).
+///   One split is enough.
+/// - "difference": a column of paired differences A - B (A-GW Table 4): the mean rule on our
+///   per-split differences, and also a disagreement when the paper's difference is larger than
+///   two of its standard errors and ours has the opposite sign (`sign_flip`).
+/// - "paired": DKP Table 1's errors are two standard errors of the paired difference to the
+///   row's best method (the one printed bare): each other method's per-split difference to that
+///   method, ours, against the paper's difference of printed means, by the mean rule (sigma_p of
+///   the difference from half the printed error; r of the two rounded means).
+/// - "paired-best": that best method's own mean, of which the paper prints no error: agree
+///   when |m - P| <= 2 sqrt(se^2 + r^2), se = s / sqrt(n), n >= 2.
+/// - "single": a grid of one split (MNIST, CIFAR-10): our one run against the paper's value,
+///   agree when |m - P| <= 2 sqrt(sd_run^2 + e_p^2 + r^2), sd_run our run-to-run sd from the
+///   grid's seed replicates (Table::run_sd; without replicates no verdict), e_p the paper's
+///   printed error (as a standard error, widened by its rounding; 0 when none is printed).
+/// - "fallback": sigma_p unknown (the paper prints no error, or no split count): agree when
+///   |m - P| <= 2 sqrt(se^2 + se_p^2 + r^2), n >= 2.
+/// Beside the verdict, a spread check where sigma_p and s are both known (n >= 2, rules mean,
+/// difference and paired): `wider_spread` when s^2 / sigma_p^2 exceeds the one-sided 99% point
+/// of the F distribution with (n - 1, n_p - 1) degrees of freedom.
+/// Sets every entry's agree, rule, tolerance, compared_*, sign_flip and spread fields.
+void judge_table(Table& t);
+
+/// The rules in words, (name, text) in the order above.
+const std::vector<std::pair<std::string, std::string>>& agreement_rules();
+
+/// Seed replicates: each table whose `replicate_of` names another table of `tables` is paired
+/// with it entry by entry, split by split (same row, column and split, single-split grids only);
+/// the run-to-run sd per metric, sqrt(mean (a - b)^2 / 2) over the pairs, becomes both tables'
+/// run_sd (with run_sd_note naming the cells), and both are judged again.
+void apply_replicates(std::vector<Table>& tables);
 
 /// Formats x with `decimals` places ("-0.38"); "" for nullopt.
 std::string format_fixed(std::optional<double> x, int decimals);

@@ -1,5 +1,6 @@
 // LaTeX, CSV and Markdown renderings of an aggregated table.
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -80,6 +81,7 @@ std::string ours_cell(const Entry& e, const TableSpec& spec, const std::string& 
     s += fmt::format("\\textsuperscript{{{}/{}}}", e.n_done, e.n_expected);
   if (e.agree == "yes") s += "\\,{\\scriptsize\\checkmark}";
   if (e.agree == "no") s += "\\,{\\scriptsize$\\times$}";
+  if (e.wider_spread) s += "\\,{\\scriptsize$\\updownarrow$}";
   return s;
 }
 
@@ -172,7 +174,26 @@ std::string md_ours_cell(const Entry& e, const TableSpec& spec, const std::strin
   if (e.n_done < e.n_expected) s += fmt::format(" ({}/{})", e.n_done, e.n_expected);
   if (e.agree == "yes") s += " ✓";
   if (e.agree == "no") s += " ✗";
+  if (e.wider_spread) s += " ↕";
   return s;
+}
+
+// The agreement rules that decided some entry of `t`, in the order of agreement_rules(), and
+// whether an entry scatters more than the paper's.
+std::vector<std::pair<std::string, std::string>> rules_used(const Table& t, bool& spread) {
+  std::set<std::string> used;
+  spread = false;
+  for (const auto& row : t.rows) {
+    for (const auto& e : row.entries) {
+      if (!e.rule.empty()) used.insert(e.rule);
+      if (e.rule == "difference" || e.rule == "paired") used.insert("mean");  // they cite it
+      spread = spread || e.wider_spread;
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& rule : agreement_rules())
+    if (used.count(rule.first)) out.push_back(rule);
+  return out;
 }
 
 std::string md_paper_cell(const Entry& e) {
@@ -262,10 +283,19 @@ std::string to_latex(const Table& t) {
   o += "\\par\\smallskip\n\\noindent{\\small ";
   o += convention_text(s.convention) + bold_text(s.bold);
   o += " Each method shows ours (left) and the paper's printed value (right). "
-       "\\checkmark: agreement, $|\\mathrm{ours}-\\mathrm{paper}| \\le 2\\sqrt{se^2 + "
-       "se_{\\mathrm{paper}}^2}$; $\\times$: disagreement; no mark: not comparable (fewer than "
-       "two splits, or no printed value); superscript $k/n$: only $k$ of $n$ splits done; "
-       "\\textit{missing}, \\textit{running}, \\textit{failed}: no result yet.";
+       "\\checkmark: agreement with the paper, $\\times$: disagreement, by the rules of "
+       "results/README.md (rules of agreement)";
+  {
+    bool spread = false;
+    const auto used = rules_used(t, spread);
+    if (!used.empty()) {
+      o += ", here:";
+      for (size_t i = 0; i < used.size(); ++i) o += (i ? ", " : " ") + used[i].first;
+    }
+    o += "; no mark: not comparable (no rule applies); superscript $k/n$: only $k$ of $n$ splits "
+         "done; \\textit{missing}, \\textit{running}, \\textit{failed}: no result yet.";
+    if (spread) o += " $\\updownarrow$: ours scatters more than the paper's (spread check).";
+  }
   if (!t.notes.empty()) o += " " + latex_escape(t.notes);
   o += "}\\par\n\\begin{center}\n\\footnotesize\n";
   const bool wide = ncols > 4;
@@ -322,7 +352,9 @@ std::string to_csv(const Table& t) {
       "table,profile,paper,paper_table,metric,kernel,dataset,depth,column,model,inference,"
       "posterior,inducing,n_expected,n_done,n_failed,n_running,status,ours_mean,ours_error,"
       "ours_error_kind,ours_se,ours_best,ours_bold,paper_mean,paper_error,paper_error_kind,"
-      "paper_se,paper_bold,agree,code_mean,code_error,code_splits,code_ours,code_agree\n";
+      "paper_se,paper_bold,agree,code_mean,code_error,code_splits,code_ours,code_agree,rule,"
+      "tolerance,compared_ours,compared_paper,compared_to,sign_flip,spread_ratio,spread_limit,"
+      "wider_spread\n";
   for (const auto& row : t.rows) {
     for (const auto& e : row.entries) {
       const ColumnSpec& c = s.columns[e.col];
@@ -364,6 +396,15 @@ std::string to_csv(const Table& t) {
           e.code_ref ? splits_text(e.code_ref->splits) : "",
           num_or_empty(e.code_ours),
           e.code_agree,
+          e.rule,
+          num_or_empty(e.tolerance),
+          num_or_empty(e.compared_ours),
+          num_or_empty(e.compared_paper),
+          e.compared_to,
+          e.sign_flip ? "1" : "0",
+          num_or_empty(e.spread_ratio),
+          num_or_empty(e.spread_limit),
+          e.wider_spread ? "1" : "0",
       };
       for (size_t i = 0; i < f.size(); ++i) {
         if (i) o += ',';
@@ -420,18 +461,28 @@ std::string to_markdown(const Table& t) {
     o += " Bold: best mean of the row when better than every other method by more than two "
          "standard errors of the paired difference (ours), as in the paper.";
   }
-  o += " Each method shows ours, then the paper's printed value. ✓: agreement, |ours − paper| ≤ "
-       "2 √(se² + se_paper²); ✗: disagreement; no mark: not comparable (fewer than two splits, "
-       "but for a grid of one split (se = 0) against a paper that prints an error, or no printed "
-       "value); (k/n): only k of n splits done; *missing*, *running*, *failed*: "
-       "no result yet.";
+  o += " Each method shows ours, then the paper's printed value. ✓: agreement with the paper; "
+       "✗: disagreement; no mark: not comparable (no rule applies: the paper prints no value, or "
+       "the rule lacks what it needs); (k/n): only k of n splits done; *missing*, *running*, "
+       "*failed*: no result yet.";
+  bool spread = false;
+  const auto used = rules_used(t, spread);
+  if (!used.empty()) {
+    o += " [Rules of agreement](../README.md#rules-of-agreement) used here:";
+    for (const auto& [name, text] : used) o += " *" + name + "*: " + text + ";";
+    o.back() = '.';
+  }
+  if (spread) {
+    o += " ↕: " + agreement_rules().back().second + ".";
+  }
+  if (!t.run_sd_note.empty()) o += " Single runs: " + md_escape(t.run_sd_note) + ".";
   bool code = false;
   for (const auto& row : t.rows)
     for (const auto& e : row.entries) code = code || e.code_ref.has_value();
   if (code) {
     o += " *code*: the public reference code's own value where we ran it "
          "(results/reference/code/), on the splits named, its ✓ or ✗ comparing ours on the "
-         "same splits by the same rule.";
+         "same splits within 2 √(se² + se_code²) (se_code its printed error).";
   }
   o += "\n";
   if (!t.notes.empty()) {

@@ -189,6 +189,29 @@ TEST_CASE("grid expansion: counts, order, overrides and profiles") {
             .tabulated_profiles.empty());
 }
 
+TEST_CASE("grid: a profile of seed replicates") {
+  const std::string seed = with("  quick:\n", R"(  seed1:
+    tables: true
+    replicates: true
+    protocol: {seed: 1}
+  quick:
+)");
+  CHECK(!parse_grid(seed, "r.yaml").replicates);
+  const Grid g = parse_grid(seed, "r.yaml", "seed1");
+  CHECK(g.replicates);
+  CHECK(g.cells.front().protocol.seed == 1);
+  CHECK(g.cells.size() == parse_grid(seed, "r.yaml").cells.size());
+  auto fails = [&](const std::string& from, const std::string& to, const std::string& msg) {
+    std::string text = seed;
+    text.replace(text.find(from), from.size(), to);
+    CHECK_THROWS_WITH_AS(parse_grid(text, "r.yaml"), doctest::Contains(msg.c_str()),
+                         dkp::ConfigError);
+  };
+  fails("    tables: true\n", "", "needs tables: true");
+  fails("{seed: 1}", "{seed: 1, steps: 20}", "replicates set the seed and nothing else");
+  fails("    protocol: {seed: 1}\n", "", "replicates set the seed and nothing else");
+}
+
 TEST_CASE("config hash: stable for the same spec, different for a changed step count") {
   const Grid a = parse_grid(kGrid, "grids/t.yaml");
   const Grid b = parse_grid(kGrid, "other/name.yaml");

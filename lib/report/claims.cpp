@@ -525,7 +525,9 @@ std::string claims_markdown(const std::vector<ClaimResult>& results, const std::
        "when N is beyond it; the next split when fewer than two pairs are done), each priced at "
        "its column's mean over its stored cells of result.json's `train_s` (scaled up to all "
        "the steps when a run resumed from a checkpoint) + `predict_s`, in CPU hours (each cell "
-       "runs on one thread). `dkp grid plan --estimate` prices whole grids the same way.\n";
+       "runs on one thread). These are means of wall times, which other work on the machine "
+       "lengthens; `dkp grid plan --estimate` prices whole grids from the smallest stored step "
+       "times instead, a lower figure.\n";
   o += "- **The paper's effect** is the difference of its printed means, in the claimed "
        "direction; the papers print no paired error we could test it with.\n";
   o += "- **Quotes** are the papers' words; mathematical notation is written as plain text "

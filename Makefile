@@ -88,7 +88,7 @@ tables: build
 stage-results: build
 	@scripts/store-add.sh
 	@scripts/tables.sh $(DKP)
-	git add results/tables results/README.md results/figures results/scoreboard.md README.md
+	git add results/tables results/README.md results/claims.md results/figures results/scoreboard.md README.md
 
 # CIFAR-10 (optional data, not in the shared data) into the data root CIFAR10_DEST (default: $DKP_DATA
 # when set, else ./data): npm and netpbm are installed when missing (by this target only; the script

@@ -1,8 +1,10 @@
 // dkp tables FILE|DIR: aggregate result.json files into the papers' tables (LaTeX, CSV and
 // Markdown), each cell beside the paper's printed value; with --summary, a Markdown page over all
-// the tables of the call (scoreboard, disagreements, figures of ours against the papers').
+// the tables of the call (scoreboard, disagreements, figures of ours against the papers') and,
+// beside it, claims.md: the papers' claims (--claims) tested on the tables' cells.
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include "experiments/grid.hpp"
 #include "experiments/store.hpp"
 #include "experiments/tables_job.hpp"
+#include "report/claims.hpp"
 #include "report/reference.hpp"
 #include "report/summary.hpp"
 #include "util/error.hpp"
@@ -39,13 +42,16 @@ int cmd_tables(const std::vector<std::string>& args) {
       "figures) to FILE, its figures to FILE's directory/figures/")(
       "explanations", po::value<std::string>()->default_value("results/explanations.csv"),
       "CSV of explanations of disagreements for --summary "
-      "(table,metric,dataset,depth,column,note,link; an absent file gives none)");
+      "(table,metric,dataset,depth,column,note,link; an absent file gives none)")(
+      "claims", po::value<std::string>()->default_value("results/reference/claims.yaml"),
+      "the papers' claims for --summary, tested on the tables' cells and written to claims.md "
+      "beside FILE (the default file absent: no claims page)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
   if (!parse_or_help(args, desc, pos, vm,
                      "dkp tables FILE|DIR [--out DIR] [--profile P] [--results DIR] "
-                     "[--reference DIR] [--summary FILE] [--explanations FILE]")) {
+                     "[--reference DIR] [--summary FILE] [--explanations FILE] [--claims FILE]")) {
     return kExitOk;
   }
   if (!vm.count("input")) throw UsageError("missing grid file or directory");
@@ -126,6 +132,17 @@ int cmd_tables(const std::vector<std::string>& args) {
       spdlog::info("no explanations file '{}': every disagreement is unexplained", file.string());
     }
   }
+  std::optional<std::vector<report::Claim>> claims;
+  if (vm.count("summary")) {
+    const fs::path file = vm["claims"].as<std::string>();
+    if (fs::exists(file, ec)) {
+      claims = report::load_claims(file);
+    } else if (!vm["claims"].defaulted()) {
+      throw ConfigError(fmt::format("--claims {}: no such file", file.string()));
+    } else {
+      spdlog::info("no claims file '{}': no claims page", file.string());
+    }
+  }
   // Results made from other data than the data now present are left out (stale).
   auto fingerprints = data_fingerprints(vm["data"].as<std::string>());
   ex::StatusOptions status;
@@ -173,6 +190,14 @@ int cmd_tables(const std::vector<std::string>& args) {
     size_t k = 0;
     for (auto& g : made)
       for (auto& t : g.tables) t = std::move(joined[k++]);
+  }
+  // The claims are evaluated before anything is written: a claim naming a column or row that is
+  // not its table's leaves the outputs as they were.
+  std::optional<std::vector<report::ClaimResult>> claim_results;
+  if (claims) {
+    std::vector<report::Table> tables;
+    for (const auto& g : made) tables.insert(tables.end(), g.tables.begin(), g.tables.end());
+    claim_results = report::evaluate_claims(*claims, tables);
   }
   const fs::path out = vm["out"].as<std::string>();
   std::vector<report::Table> all_tables;
@@ -225,7 +250,16 @@ int cmd_tables(const std::vector<std::string>& args) {
     for (const auto& [stem, svg] : report::summary_figures(all_tables)) {
       util::write_file_atomic(dir / "figures" / (stem + ".svg"), svg);
     }
-    util::write_file_atomic(page, report::summary_markdown(all_tables, explanations, links));
+    if (claim_results) {
+      const fs::path claims_page = dir / links.claims;
+      util::write_file_atomic(claims_page, report::claims_markdown(*claim_results, links.tables,
+                                                                   page.filename().string()));
+      std::cout << fmt::format("{}: the papers' claims: {}\n", claims_page.string(),
+                               report::claim_counts_text(report::count_claims(*claim_results)));
+    }
+    util::write_file_atomic(page,
+                            report::summary_markdown(all_tables, explanations, links,
+                                                     claim_results ? &*claim_results : nullptr));
     std::cout << fmt::format("{}: {}\n", page.string(), report::scoreboard_line(all_tables));
     // Rows that explain nothing now: left over from entries that agree since, or written ahead
     // of splits still to come. Said, not an error.

@@ -2,8 +2,8 @@
 # Test of the committed results (CTest `committed_results`, run from the repository root):
 # 1. the committed store holds finished cells only: every run directory under results/runs has a
 #    result.json carrying its directory's hash, and stays under 150 KB;
-# 2. the committed tables, results/README.md and its figures are exactly what `make tables`
-#    (scripts/tables.sh) makes from the committed store: stale tables fail.
+# 2. the committed tables, results/README.md, results/claims.md and the figures are exactly what
+#    `make tables` (scripts/tables.sh) makes from the committed store: stale tables fail.
 # 3. each committed grid snapshot (results/runs/<grid>/snapshot-<profile>.yaml) is what
 #    `dkp grid plan experiments/<grid>.yaml --profile <profile>` writes now, so that running the
 #    main job on a clean checkout leaves it clean.
@@ -38,6 +38,7 @@ scripts/tables.sh "$dkp" "$work" >"$work/log" 2>&1 ||
   { cat "$work/log" >&2; echo "check-results: scripts/tables.sh failed" >&2; exit 1; }
 if ! diff -r results/tables "$work/tables" >"$work/diff" 2>&1 ||
   ! diff results/README.md "$work/README.md" >>"$work/diff" 2>&1 ||
+  ! diff results/claims.md "$work/claims.md" >>"$work/diff" 2>&1 ||
   ! diff -r results/figures "$work/figures" >>"$work/diff" 2>&1 ||
   ! diff results/scoreboard.md "$work/scoreboard.md" >>"$work/diff" 2>&1 ||
   ! grep -qxF "$(cat "$work/scoreboard.md")" README.md; then

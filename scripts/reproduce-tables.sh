@@ -62,8 +62,9 @@ for g in "${grids[@]}"; do
   [ $rc -eq 0 ] || failed+=("grid $g")
 done
 # When every cell of the profile is a cell of the full grids (a profile that narrows the axes:
-# sample, sample-wide, aep): every grid's tables and the scoreboard page (results/README.md
-# beside the tables) from everything the store holds, as `make tables`. A profile that changes the
+# sample, sample-wide, aep): every grid's tables, the scoreboard page (results/README.md beside
+# the tables) and the claims page (results/claims.md) from everything the store holds, as
+# `make tables`. A profile that changes the
 # protocol (quick, scaled): each grid's tables of that profile.
 cells_of() { # GRID PROFILE: the config hashes of every cell of the grid's profile
   "$dkp" grid plan "$1" --profile "$2" --results "$empty" 2>/dev/null | grep -o -- '--out [^ ]*' |

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `make tables`: the papers' tables, results/README.md (scoreboard, disagreements, figures) from
+# `make tables`: the papers' tables, results/README.md (scoreboard, disagreements, figures) and
+# results/claims.md (the papers' claims of results/reference/claims.yaml tested on the cells) from
 # the committed result store, without training. In a git checkout the store is read as committed
 # (its tracked files: cells still running or not yet staged with scripts/store-add.sh do not
 # count), so the output depends on the commit alone; elsewhere the store as it is.
-#   scripts/tables.sh DKP [OUT]   writes OUT/tables/*.{tex,csv,md}, OUT/README.md, OUT/figures/,
-#                                 OUT/scoreboard.md (the overall line; with OUT = results also
-#                                 put in the top-level README after its <!-- scoreboard --> line)
+#   scripts/tables.sh DKP [OUT]   writes OUT/tables/*.{tex,csv,md}, OUT/README.md, OUT/claims.md,
+#                                 OUT/figures/, OUT/scoreboard.md (the overall line with the claim
+#                                 counts; with OUT = results also put in the top-level README
+#                                 after its <!-- scoreboard --> line)
 #                                 (default OUT: results; run from the repository root)
 set -euo pipefail
 dkp=${1:?usage: scripts/tables.sh DKP [OUT]}

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report/claims.hpp"
 #include "report/table.hpp"
 
 namespace dkp::report {
@@ -65,14 +66,18 @@ std::string scoreboard_line(const std::vector<Table>& tables);
 struct SummaryLinks {
   std::string tables = "tables/";
   std::string figures = "figures/";
+  std::string claims = "claims.md";  ///< the claims page (claims_markdown)
 };
 
 /// The page (GitHub-flavoured Markdown), deterministic: no date, no machine path. Scoreboard,
 /// disagreements and figures count the papers' protocols only; tables marked Table::extra are
-/// listed in a section of their own.
+/// listed in a section of their own. With `claims` (evaluate_claims), the overall line ends with
+/// the claim counts ("The papers' claims: S supported, C contradicted, U undecided.") and a
+/// section lists each claim's verdict, linking to the claims page.
 std::string summary_markdown(const std::vector<Table>& tables,
                              const std::vector<Explanation>& explanations,
-                             const SummaryLinks& links = {});
+                             const SummaryLinks& links = {},
+                             const std::vector<ClaimResult>* claims = nullptr);
 
 /// The page's figures, file stem (the paper key) -> SVG text: one per paper that has entries with
 /// both our mean and the paper's value, one panel per metric (ours against the paper's, error

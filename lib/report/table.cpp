@@ -106,6 +106,23 @@ std::optional<double> metric_value(const CellRecord& c, const std::string& metri
   return std::nullopt;
 }
 
+std::optional<double> cell_cost_s(const CellRecord& c) {
+  auto get = [&](const char* key) -> std::optional<double> {
+    const auto it = c.values.find(key);
+    if (it == c.values.end() || !std::isfinite(it->second)) return std::nullopt;
+    return it->second;
+  };
+  const auto train = get("train_s");
+  if (!train || *train < 0) return std::nullopt;
+  double cost = *train;
+  const double steps = get("steps").value_or(static_cast<double>(c.steps));
+  const double resumed = get("resumed_from_step").value_or(0.0);
+  if (resumed > 0 && steps > resumed) cost *= steps / (steps - resumed);
+  const auto predict = get("predict_s");
+  if (predict && *predict > 0) cost += *predict;
+  return cost;
+}
+
 bool Selector::matches(const CellRecord& c) const {
   return c.model == model && c.inference == inference && c.posterior == posterior &&
          (inducing == 0 || c.inducing == inducing) && (depth == 0 || c.depth == depth);
@@ -390,19 +407,21 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             };
             // Per-split state and value of the column's (first) selector and of `minus`.
             std::map<int, std::string> state_a, state_b;
-            std::map<int, double> val_a, val_b;
+            std::map<int, double> val_a, val_b, cost_a, cost_b;
             for (const auto& c : cells) {
               if (cell_in_row(c, col.sel)) {
                 state_a[c.split] = c.state;
                 if (e.depth == 0) e.depth = c.depth;
                 if (c.state == "done") {
                   if (const auto v = metric_value(c, metric)) val_a[c.split] = *v;
+                  if (const auto s = cell_cost_s(c)) cost_a[c.split] = *s;
                 }
               }
               if (col.minus && cell_in_row(c, *col.minus)) {
                 state_b[c.split] = c.state;
                 if (c.state == "done") {
                   if (const auto v = metric_value(c, metric)) val_b[c.split] = *v;
+                  if (const auto s = cell_cost_s(c)) cost_b[c.split] = *s;
                 }
               }
             }
@@ -410,9 +429,13 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
               for (const auto& [split, st] : state_a) {
                 if (!state_b.count(split)) continue;
                 ++e.n_expected;
+                e.planned_splits.push_back(split);
                 const std::string& sb = state_b[split];
                 if (val_a.count(split) && val_b.count(split)) {
                   e.by_split[split] = val_a[split] - val_b[split];
+                  if (cost_a.count(split) && cost_b.count(split)) {
+                    e.cost_by_split[split] = cost_a[split] + cost_b[split];
+                  }
                 } else if (st == "failed" || sb == "failed") {
                   ++e.n_failed;
                 } else if (st == "running" || sb == "running") {
@@ -422,8 +445,10 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             } else {
               for (const auto& [split, st] : state_a) {
                 ++e.n_expected;
+                e.planned_splits.push_back(split);
                 if (val_a.count(split)) {
                   e.by_split[split] = val_a[split];
+                  if (cost_a.count(split)) e.cost_by_split[split] = cost_a[split];
                 } else if (st == "failed") {
                   ++e.n_failed;
                 } else if (st == "running") {

@@ -32,6 +32,12 @@ struct CellRecord {
 /// "elbo_total" is n_train times elbo_mean (or elbo).
 std::optional<double> metric_value(const CellRecord& c, const std::string& metric);
 
+/// What a done cell cost to compute, in seconds of its one thread (dkp grid run runs every cell on
+/// one thread): result.json's train_s, scaled by steps / (steps - resumed_from_step) when the run
+/// resumed from a checkpoint (its train_s then times only the steps after the resume), plus
+/// predict_s. nullopt without train_s.
+std::optional<double> cell_cost_s(const CellRecord& c);
+
 /// True for metrics where larger is better (elbo, test_ll, test_acc*, *_diff).
 bool higher_is_better(const std::string& metric);
 
@@ -118,6 +124,11 @@ struct Entry {
   std::string code_agree;  ///< yes | no | n/a ("" without code_ref)
   std::string status;      ///< ok | partial | missing | failed | running | absent (not in the grid)
   std::map<int, double> by_split;
+  /// The splits the grid plans for this entry (for a difference column, those both of its
+  /// selectors plan), ascending.
+  std::vector<int> planned_splits;
+  /// cell_cost_s of the done cells by split (for a difference column, the sum of its two cells').
+  std::map<int, double> cost_by_split;
 };
 
 struct Row {

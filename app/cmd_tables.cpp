@@ -41,8 +41,9 @@ int cmd_tables(const std::vector<std::string>& args) {
       "also write a Markdown page over all the tables written (scoreboard, disagreements, "
       "figures) to FILE, its figures to FILE's directory/figures/")(
       "explanations", po::value<std::string>()->default_value("results/explanations.csv"),
-      "CSV of explanations of disagreements for --summary "
-      "(table,metric,dataset,depth,column,note,link; an absent file gives none)")(
+      "CSV of explanations of disagreements, shown in the tables and on the --summary page "
+      "(table,metric,dataset,depth,kernel,column,sign,min_abs,max_abs,note,link); the default "
+      "file may be absent (every disagreement is then unexplained), one named must exist")(
       "claims", po::value<std::string>()->default_value("results/reference/claims.yaml"),
       "the papers' claims for --summary, tested on the tables' cells and written to claims.md "
       "beside FILE (the default file absent: no claims page)");
@@ -125,12 +126,15 @@ int cmd_tables(const std::vector<std::string>& args) {
   }
   // Read before anything is written: a malformed file leaves the outputs as they were.
   std::vector<report::Explanation> explanations;
-  if (vm.count("summary")) {
+  {
     const fs::path file = vm["explanations"].as<std::string>();
-    explanations = report::load_explanations(file);
     if (!fs::exists(file, ec)) {
+      if (!vm["explanations"].defaulted()) {
+        throw ConfigError(fmt::format("--explanations {}: no such file", file.string()));
+      }
       spdlog::info("no explanations file '{}': every disagreement is unexplained", file.string());
     }
+    explanations = report::load_explanations(file);
   }
   std::optional<std::vector<report::Claim>> claims;
   if (vm.count("summary")) {
@@ -187,6 +191,8 @@ int cmd_tables(const std::vector<std::string>& args) {
     std::vector<report::Table> joined;
     for (const auto& g : made) joined.insert(joined.end(), g.tables.begin(), g.tables.end());
     report::apply_replicates(joined);
+    // The tables mark the disagreements no explanation covers: attached before they are written.
+    report::attach_explanations(joined, explanations);
     size_t k = 0;
     for (auto& g : made)
       for (auto& t : g.tables) t = std::move(joined[k++]);
@@ -207,17 +213,19 @@ int cmd_tables(const std::vector<std::string>& args) {
     ex::write_tables(tables, out);
     all_tables.insert(all_tables.end(), tables.begin(), tables.end());
     for (const auto& t : tables) {
-      int entries = 0, agree = 0, disagree = 0;
+      int entries = 0, agree = 0, disagree = 0, unexplained = 0;
       for (const auto& r : t.rows) {
         for (const auto& e : r.entries) {
           ++entries;
           agree += e.agree == "yes";
           disagree += e.agree == "no";
+          unexplained += report::is_unexplained(t, e);
         }
       }
-      std::cout << fmt::format("{}: {} rows, {} cells ({} incomplete; agree {}, disagree {})\n",
-                               (out / (t.spec.name + ".tex")).string(), t.rows.size(), entries,
-                               t.incomplete(), agree, disagree);
+      std::cout << fmt::format(
+          "{}: {} rows, {} cells ({} incomplete; agree {}, disagree {}, unexplained {})\n",
+          (out / (t.spec.name + ".tex")).string(), t.rows.size(), entries, t.incomplete(), agree,
+          disagree, unexplained);
     }
     damaged += g.check.damaged.size();
     if (!g.check.damaged.empty()) {
@@ -261,17 +269,17 @@ int cmd_tables(const std::vector<std::string>& args) {
                             report::summary_markdown(all_tables, explanations, links,
                                                      claim_results ? &*claim_results : nullptr));
     std::cout << fmt::format("{}: {}\n", page.string(), report::scoreboard_line(all_tables));
-    // Rows that explain nothing now: left over from entries that agree since, or written ahead
-    // of splits still to come. Said, not an error.
+    // Rows that explain nothing now: left over from entries that agree since or whose sign or
+    // size left the row's range, or written ahead of splits still to come. Said on stderr
+    // (make tables keeps stdout in a log), not an error: remove or correct them.
     const auto unused = report::unused_explanations(all_tables, explanations);
     if (!unused.empty()) {
-      std::cout << fmt::format(
-          "note: {} of {} explanation rows explain no disagreement of these tables (listed "
-          "without --quiet)\n",
+      std::cerr << fmt::format(
+          "note: {} of {} explanation rows explain no disagreement of these tables:\n",
           unused.size(), explanations.size());
     }
     for (const report::Explanation* x : unused) {
-      spdlog::info("{}: explains no disagreement ({})", x->source, x->note);
+      std::cerr << fmt::format("  {}: {}\n", x->source, x->note);
     }
   }
   return damaged ? kExitError : kExitOk;

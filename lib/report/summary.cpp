@@ -20,8 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kExplanationColumns = {"table",  "metric", "dataset", "depth",
-                                                      "column", "note",   "link"};
+const std::vector<std::string> kExplanationColumns = {"table",   "metric", "dataset", "depth",
+                                                      "kernel",  "column", "sign",    "min_abs",
+                                                      "max_abs", "note",   "link"};
 
 // Text for a Markdown table cell: no column breaks, no HTML, no emphasis markers.
 std::string md_cell(const std::string& s) {
@@ -163,16 +164,41 @@ std::string link_or_text(const std::string& text, const std::string& target) {
 
 }  // namespace
 
-bool Explanation::matches(const Table& t, const Row& r, const Entry& e) const {
-  if (!table.empty() && table != t.spec.name &&
-      !(t.profile != "full" && table + "-" + t.profile == t.spec.name)) {
+namespace {
+
+bool listed(const std::vector<std::string>& list, const std::string& x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
+
+}  // namespace
+
+bool Explanation::names(const Table& t, const Row& r, const Entry& e) const {
+  if (!listed(tables, t.spec.name)) return false;
+  if (!listed(metrics, r.metric) && !listed(metrics, ref_metric_of(t, r, e))) return false;
+  if (!listed(datasets, r.dataset)) return false;
+  if (depths.empty() ? e.depth != 0
+                     : std::find(depths.begin(), depths.end(), e.depth) == depths.end()) {
     return false;
   }
-  if (!metric.empty() && metric != r.metric && metric != ref_metric_of(t, r, e)) return false;
-  if (!dataset.empty() && dataset != r.dataset) return false;
-  if (depth && *depth != e.depth) return false;
-  if (!column.empty() && column != e.column) return false;
-  return true;
+  if (kernels.empty() ? !r.kernel.empty() : !listed(kernels, r.kernel)) return false;
+  return listed(columns, e.column);
+}
+
+bool Explanation::matches(const Table& t, const Row& r, const Entry& e) const {
+  if (!names(t, r, e)) return false;
+  const std::optional<double> d = compared_difference(e);
+  if (!d || !std::isfinite(*d)) return false;
+  if (sign == Sign::below ? !(*d < 0) : !(*d > 0)) return false;
+  const double a = std::fabs(*d);
+  return a >= min_abs && a <= max_abs;
+}
+
+std::optional<double> compared_difference(const Entry& e) {
+  const std::optional<double> ours = e.compared_ours ? e.compared_ours : e.mean;
+  std::optional<double> paper = e.compared_paper;
+  if (!paper && e.ref) paper = e.ref->mean;
+  if (!ours || !paper) return std::nullopt;
+  return *ours - *paper;
 }
 
 std::vector<Explanation> parse_explanations(const std::string& text, const std::string& filename) {
@@ -192,9 +218,10 @@ std::vector<Explanation> parse_explanations(const std::string& text, const std::
       for (size_t i = 0; i < f.size(); ++i) {
         if (std::find(kExplanationColumns.begin(), kExplanationColumns.end(), f[i]) ==
             kExplanationColumns.end()) {
-          throw DataError(fmt::format(
-              "{}: unknown column '{}' (expected table,metric,dataset,depth,column,note,link)",
-              where, f[i]));
+          throw DataError(
+              fmt::format("{}: unknown column '{}' (expected table,metric,dataset,depth,kernel,"
+                          "column,sign,min_abs,max_abs,note,link)",
+                          where, f[i]));
         }
         if (!col.emplace(f[i], i).second) {
           throw DataError(fmt::format("{}: column '{}' twice", where, f[i]));
@@ -209,31 +236,84 @@ std::vector<Explanation> parse_explanations(const std::string& text, const std::
     if (f.size() != n_cols) {
       throw DataError(fmt::format("{}: {} fields, the header has {}", where, f.size(), n_cols));
     }
-    auto get = [&](const std::string& name) { return f[col.at(name)]; };
+    // Every field is given: an empty one is an error, never "any".
+    auto get = [&](const std::string& name) {
+      const std::string& v = f[col.at(name)];
+      if (v.find_first_not_of(" \t") == std::string::npos) {
+        throw DataError(
+            fmt::format("{}: field '{}' is empty (every field is explicit)", where, name));
+      }
+      return v;
+    };
+    // A '|'-separated list of values; "-" only where `dash` allows it (it gives an empty list).
+    auto list = [&](const std::string& name, bool dash) {
+      const std::string v = get(name);
+      if (v == "-") {
+        if (!dash) {
+          throw DataError(
+              fmt::format("{}: field '{}' is '-' (only depth and kernel take '-')", where, name));
+        }
+        return std::vector<std::string>{};
+      }
+      std::vector<std::string> items;
+      size_t pos = 0;
+      while (true) {
+        const size_t bar = v.find('|', pos);
+        const std::string item = v.substr(pos, bar == std::string::npos ? bar : bar - pos);
+        if (item.empty() || item == "-") {
+          throw DataError(
+              fmt::format("{}: field '{}' ('{}') has an empty or '-' item", where, name, v));
+        }
+        items.push_back(item);
+        if (bar == std::string::npos) break;
+        pos = bar + 1;
+      }
+      return items;
+    };
     Explanation x;
-    x.table = get("table");
-    x.metric = get("metric");
-    x.dataset = get("dataset");
-    const std::string d = get("depth");
-    if (!d.empty()) {
+    x.tables = list("table", false);
+    x.metrics = list("metric", false);
+    x.datasets = list("dataset", false);
+    for (const auto& d : list("depth", true)) {
       const auto v = util::parse_integer(d);
       if (!v || *v < 1 || *v > 1000) {
-        throw DataError(
-            fmt::format("{}: depth is '{}', expected a positive integer or nothing", where, d));
+        throw DataError(fmt::format(
+            "{}: field 'depth' has '{}', expected positive integers ('|' between them) or '-'",
+            where, d));
       }
-      x.depth = static_cast<int>(*v);
+      x.depths.push_back(static_cast<int>(*v));
     }
-    x.column = get("column");
+    x.kernels = list("kernel", true);
+    x.columns = list("column", false);
+    const std::string sign = get("sign");
+    if (sign == "below") {
+      x.sign = Explanation::Sign::below;
+    } else if (sign == "above") {
+      x.sign = Explanation::Sign::above;
+    } else {
+      throw DataError(
+          fmt::format("{}: field 'sign' is '{}', expected below or above", where, sign));
+    }
+    for (const char* name : {"min_abs", "max_abs"}) {
+      const std::string v = get(name);
+      const auto d = util::parse_double(v);
+      if (!d || !std::isfinite(*d) || *d < 0) {
+        throw DataError(
+            fmt::format("{}: field '{}' is '{}', expected a number >= 0", where, name, v));
+      }
+      (std::string(name) == "min_abs" ? x.min_abs : x.max_abs) = *d;
+    }
+    if (x.min_abs > x.max_abs) {
+      throw DataError(fmt::format("{}: fields 'min_abs' and 'max_abs': {} > {}", where,
+                                  get("min_abs"), get("max_abs")));
+    }
     x.note = get("note");
     x.link = get("link");
     x.source = where;
-    if (x.note.find_first_not_of(" \t") == std::string::npos) {
-      throw DataError(fmt::format("{}: empty note", where));
-    }
     if (x.link.find_first_of(" \t()<>") != std::string::npos) {
-      throw DataError(
-          fmt::format("{}: link '{}' is not a Markdown link target (no spaces, parentheses or <>)",
-                      where, x.link));
+      throw DataError(fmt::format(
+          "{}: field 'link' is '{}', not a Markdown link target (no spaces, parentheses or <>)",
+          where, x.link));
     }
     out.push_back(std::move(x));
   }
@@ -303,12 +383,38 @@ std::vector<const Explanation*> unused_explanations(const std::vector<Table>& ta
   return out;
 }
 
+void attach_explanations(std::vector<Table>& tables, const std::vector<Explanation>& explanations) {
+  for (auto& t : tables) {
+    t.explanations_attached = !t.extra;
+    for (auto& r : t.rows) {
+      for (auto& e : r.entries) {
+        e.explanation.clear();
+        e.explanation_link.clear();
+        e.explanation_source.clear();
+        e.explanation_near.clear();
+        if (t.extra || !listed_disagreement(e)) continue;
+        if (const Explanation* x = find_explanation(explanations, t, r, e)) {
+          e.explanation = x->note;
+          e.explanation_link = x->link;
+          e.explanation_source = x->source;
+          continue;
+        }
+        for (const auto& x : explanations) {
+          if (!x.names(t, r, e)) continue;
+          e.explanation_near += (e.explanation_near.empty() ? "" : "; ") + x.source;
+        }
+      }
+    }
+  }
+}
+
 CellCounts& CellCounts::operator+=(const CellCounts& o) {
   planned += o.planned;
   computed += o.computed;
   complete += o.complete;
   agree += o.agree;
   disagree += o.disagree;
+  unexplained += o.unexplained;
   not_comparable += o.not_comparable;
   return *this;
 }
@@ -326,6 +432,7 @@ CellCounts count_cells(const Table& t) {
         ++c.agree;
       } else if (e.agree == "no") {
         ++c.disagree;
+        if (listed_disagreement(e) && e.explanation.empty()) ++c.unexplained;
       } else {
         ++c.not_comparable;
       }
@@ -343,8 +450,9 @@ CellCounts count_cells(const std::vector<Table>& tables) {
 std::string scoreboard_line(const std::vector<Table>& tables) {
   const CellCounts c = count_cells(tables_where_extra(tables, false));
   return fmt::format(
-      "{} of {} planned cells computed; {} agree with the paper, {} disagree, {} not comparable",
-      c.computed, c.planned, c.agree, c.disagree, c.not_comparable);
+      "{} of {} planned cells computed; {} agree with the paper, {} disagree ({} unexplained), {} "
+      "not comparable",
+      c.computed, c.planned, c.agree, c.disagree, c.unexplained, c.not_comparable);
 }
 
 namespace {
@@ -360,14 +468,17 @@ std::string paper_and_table(const Table& t) {
 std::string summary_markdown(const std::vector<Table>& all_tables,
                              const std::vector<Explanation>& explanations,
                              const SummaryLinks& links, const std::vector<ClaimResult>* claims) {
-  const std::vector<Table> tables = tables_where_extra(all_tables, false);
+  std::vector<Table> tables = tables_where_extra(all_tables, false);
+  attach_explanations(tables, explanations);
   const std::vector<Table> others = tables_where_extra(all_tables, true);
   std::string o = "<!-- Generated by dkp tables --summary (make tables). Do not edit. -->\n\n";
   o += "# Results: our reproductions against the papers\n\n";
   o += "This page is generated by `make tables` from the committed store `results/runs/` (the "
        "runs' result files) and the papers' printed values in `results/reference/`. Do not edit "
        "it by hand: rerun `make tables`. The explanations of disagreements come from "
-       "`results/explanations.csv`.\n\n";
+       "`results/explanations.csv`, whose rows each name the entries they explain (tables, "
+       "metric, datasets, depths, kernel, columns) and the sign and size range of the difference "
+       "ours − paper they account for; a disagreement that no row covers is *unexplained*.\n\n";
   o += "**Overall: " + scoreboard_line(tables) + ".";
   if (claims) {
     o += " The papers' claims: " + claim_counts_text(count_claims(*claims)) + ".";
@@ -376,7 +487,8 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
   o += "A *cell* is one entry of a table: one method's mean over the splits for one metric and "
        "one row (dataset, depth, kernel); a cell printed in two tables counts in both. *Planned*: "
        "in the experiment grid; *computed*: at least one split done (*complete*: all of them); "
-       "*agree* / *disagree*: by the rule of its kind below; *not comparable*: computed, but no "
+       "*agree* / *disagree*: by the rule of its kind below (*unexplained*: a disagreement without "
+       "an explanation); *not comparable*: computed, but no "
        "rule applies (the paper prints no value, or the rule lacks what it needs: two splits, "
        "seed replicates).\n\n";
   o += "## Rules of agreement\n\n";
@@ -392,18 +504,20 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
 
   // Scoreboard.
   o += "## Scoreboard\n\n";
-  o += "| table | paper | planned | computed | complete | agree | disagree | not comparable |\n";
-  o += "| :-- | :-- | --: | --: | --: | --: | --: | --: |\n";
+  o += "| table | paper | planned | computed | complete | agree | disagree | unexplained | not "
+       "comparable |\n";
+  o += "| :-- | :-- | --: | --: | --: | --: | --: | --: | --: |\n";
   for (const auto& t : tables) {
     const CellCounts c = count_cells(t);
     const std::string paper = paper_and_table(t);
-    o += fmt::format("| [{}]({}{}.md) | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(t.spec.name),
-                     links.tables, t.spec.name, md_cell(paper), c.planned, c.computed, c.complete,
-                     c.agree, c.disagree, c.not_comparable);
+    o += fmt::format("| [{}]({}{}.md) | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                     md_cell(t.spec.name), links.tables, t.spec.name, md_cell(paper), c.planned,
+                     c.computed, c.complete, c.agree, c.disagree, c.unexplained, c.not_comparable);
   }
   const CellCounts all = count_cells(tables);
-  o += fmt::format("| **all** | | {} | {} | {} | {} | {} | {} |\n\n", all.planned, all.computed,
-                   all.complete, all.agree, all.disagree, all.not_comparable);
+  o +=
+      fmt::format("| **all** | | {} | {} | {} | {} | {} | {} | {} |\n\n", all.planned, all.computed,
+                  all.complete, all.agree, all.disagree, all.unexplained, all.not_comparable);
 
   // The papers' claims (claims_markdown has the details).
   if (claims) {
@@ -435,6 +549,12 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
 
   // Disagreements.
   o += "## Disagreements\n\n";
+  if (!tables.empty()) {
+    o += "Each with its explanation, the note of the first row of `results/explanations.csv` that "
+         "names the entry and covers the sign and size of its difference, or *Unexplained.* where "
+         "none does; `results/disagreements.md` records what is known and what was tried for "
+         "each.\n\n";
+  }
   int n_disagree = 0;
   for (const auto& t : tables) {
     for (const auto& r : t.rows) {
@@ -462,8 +582,7 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
           }
         }
         const double tol = e.tolerance.value_or(0.0);
-        const double diff =
-            e.compared_ours.value_or(*e.mean) - e.compared_paper.value_or(e.ref->mean);
+        const double diff = compared_difference(e).value_or(0.0);
         std::string diff_text = format_value(diff, t.spec, r.metric, 1);
         if (diff > 0) diff_text = "+" + diff_text;
         std::string rule = e.rule;
@@ -473,9 +592,13 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
                               format_value(e.compared_paper, t.spec, r.metric, 1));
         }
         if (e.sign_flip) rule += "; ours of the opposite sign";
-        const Explanation* x = find_explanation(explanations, t, r, e);
         std::string why =
-            x ? "Explanation: " + link_or_text(x->note, x->link) + "." : "No explanation yet.";
+            !e.explanation.empty()
+                ? "Explanation: " + link_or_text(e.explanation, e.explanation_link) + "."
+            : e.explanation_near.empty()
+                ? std::string("Unexplained.")
+                : "Unexplained (" + md_cell(e.explanation_near) +
+                      " names this entry, for another sign or size of difference).";
         if (e.code_agree == "yes") why = "Agrees with the reference code. " + why;
         o += fmt::format(
             "- [{}]({}{}.md), {}: ours {} vs paper {} ({}difference {}, tolerance {}). {}\n",

@@ -129,6 +129,11 @@ struct Entry {
   std::vector<int> planned_splits;
   /// cell_cost_s of the done cells by split (for a difference column, the sum of its two cells').
   std::map<int, double> cost_by_split;
+  /// A disagreement's explanation (attach_explanations, from results/explanations.csv): the
+  /// row's note, link and place (file:line); empty when no row covers the entry. Rows that name
+  /// the entry but whose sign or size range leaves its difference out: `explanation_near`
+  /// (their file:line, "; " between them).
+  std::string explanation, explanation_link, explanation_source, explanation_near;
 };
 
 struct Row {
@@ -153,9 +158,18 @@ struct Table {
   /// A table of seed replicates of another (a grid profile marked `replicates: true`): that
   /// table's name.
   std::string replicate_of;
+  /// Its disagreements were given the explanations (attach_explanations): one without an
+  /// explanation is marked unexplained in the LaTeX, CSV and Markdown.
+  bool explanations_attached = false;
   /// Entries of the grid that have no complete result (status other than ok and absent).
   int incomplete() const;
 };
+
+/// A disagreement with the paper (agree "no", both values known) for which attach_explanations
+/// found no explanation; false in a table without explanations attached.
+inline bool is_unexplained(const Table& t, const Entry& e) {
+  return t.explanations_attached && e.agree == "no" && e.mean && e.ref && e.explanation.empty();
+}
 
 /// Aggregates `cells` into `spec`'s layout and attaches the reference values.
 Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
@@ -163,11 +177,13 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
 
 /// A standalone LaTeX document holding the table.
 std::string to_latex(const Table& t);
-/// One line per entry, with ours, the paper's value and the agreement flag.
+/// One line per entry, with ours, the paper's value, the agreement flag and, once explanations
+/// are attached, whether a disagreement is explained (column `explained`: yes | no).
 std::string to_csv(const Table& t);
 /// A GitHub-flavoured Markdown page: the title as a bold line, a table with one row per table row
 /// and two cells per column (ours, with "(k/n)" when only k of n splits are done and a verdict
-/// mark, ✓ agreement, ✗ disagreement; then the paper's printed value), then a legend and the
+/// mark, ✓ agreement, ✗ disagreement, "✗ unexplained" for a disagreement without explanation
+/// once explanations are attached; then the paper's printed value), then a legend and the
 /// notes. Deterministic: no date, no path.
 std::string to_markdown(const Table& t);
 /// The metric's name as the Markdown page and the figures print it ("test log-likelihood").

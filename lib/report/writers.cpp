@@ -68,7 +68,8 @@ std::string number(std::optional<double> mean, std::optional<double> err, const 
   return bold ? "$\\mathbf{" + body + "}$" : "$" + body + "$";
 }
 
-std::string ours_cell(const Entry& e, const TableSpec& spec, const std::string& metric) {
+std::string ours_cell(const Table& t, const Entry& e, const std::string& metric) {
+  const TableSpec& spec = t.spec;
   if (!e.mean) {
     if (e.status == "absent") return "";
     if (e.status == "failed")
@@ -80,7 +81,8 @@ std::string ours_cell(const Entry& e, const TableSpec& spec, const std::string& 
   if (e.n_done < e.n_expected)
     s += fmt::format("\\textsuperscript{{{}/{}}}", e.n_done, e.n_expected);
   if (e.agree == "yes") s += "\\,{\\scriptsize\\checkmark}";
-  if (e.agree == "no") s += "\\,{\\scriptsize$\\times$}";
+  if (e.agree == "no")
+    s += is_unexplained(t, e) ? "\\,{\\scriptsize$\\times^{?}$}" : "\\,{\\scriptsize$\\times$}";
   if (e.wider_spread) s += "\\,{\\scriptsize$\\updownarrow$}";
   return s;
 }
@@ -161,7 +163,8 @@ std::string splits_text(const std::vector<int>& splits) {
   return o;
 }
 
-std::string md_ours_cell(const Entry& e, const TableSpec& spec, const std::string& metric) {
+std::string md_ours_cell(const Table& t, const Entry& e, const std::string& metric) {
+  const TableSpec& spec = t.spec;
   if (!e.mean) {
     if (e.status == "absent") return "";
     if (e.status == "failed") return fmt::format("*failed {}/{}*", e.n_failed, e.n_expected);
@@ -173,7 +176,7 @@ std::string md_ours_cell(const Entry& e, const TableSpec& spec, const std::strin
   if (e.bold) s = "**" + s + "**";
   if (e.n_done < e.n_expected) s += fmt::format(" ({}/{})", e.n_done, e.n_expected);
   if (e.agree == "yes") s += " ✓";
-  if (e.agree == "no") s += " ✗";
+  if (e.agree == "no") s += is_unexplained(t, e) ? " ✗ unexplained" : " ✗";
   if (e.wider_spread) s += " ↕";
   return s;
 }
@@ -194,6 +197,14 @@ std::vector<std::pair<std::string, std::string>> rules_used(const Table& t, bool
   for (const auto& rule : agreement_rules())
     if (used.count(rule.first)) out.push_back(rule);
   return out;
+}
+
+// Whether some disagreement of `t` is unexplained (is_unexplained).
+bool any_unexplained(const Table& t) {
+  for (const auto& row : t.rows)
+    for (const auto& e : row.entries)
+      if (is_unexplained(t, e)) return true;
+  return false;
 }
 
 std::string md_paper_cell(const Entry& e) {
@@ -295,6 +306,10 @@ std::string to_latex(const Table& t) {
     o += "; no mark: not comparable (no rule applies); superscript $k/n$: only $k$ of $n$ splits "
          "done; \\textit{missing}, \\textit{running}, \\textit{failed}: no result yet.";
     if (spread) o += " $\\updownarrow$: ours scatters more than the paper's (spread check).";
+    if (any_unexplained(t)) {
+      o += " $\\times^{?}$: a disagreement that no row of results/explanations.csv explains "
+           "(none names it, or its sign or size is outside the row's).";
+    }
   }
   if (!t.notes.empty()) o += " " + latex_escape(t.notes);
   o += "}\\par\n\\begin{center}\n\\footnotesize\n";
@@ -328,7 +343,7 @@ std::string to_latex(const Table& t) {
     cells.push_back(new_dataset || !rk.depth ? latex_escape(row.dataset) : "");
     if (rk.depth) cells.push_back(std::to_string(row.depth));
     for (const auto& e : row.entries) {
-      cells.push_back(ours_cell(e, s, row.metric));
+      cells.push_back(ours_cell(t, e, row.metric));
       cells.push_back(paper_cell(e));
     }
     for (size_t i = 0; i < cells.size(); ++i) o += (i ? " & " : "") + cells[i];
@@ -354,7 +369,7 @@ std::string to_csv(const Table& t) {
       "ours_error_kind,ours_se,ours_best,ours_bold,paper_mean,paper_error,paper_error_kind,"
       "paper_se,paper_bold,agree,code_mean,code_error,code_splits,code_ours,code_agree,rule,"
       "tolerance,compared_ours,compared_paper,compared_to,sign_flip,spread_ratio,spread_limit,"
-      "wider_spread\n";
+      "wider_spread,explained\n";
   for (const auto& row : t.rows) {
     for (const auto& e : row.entries) {
       const ColumnSpec& c = s.columns[e.col];
@@ -405,6 +420,10 @@ std::string to_csv(const Table& t) {
           num_or_empty(e.spread_ratio),
           num_or_empty(e.spread_limit),
           e.wider_spread ? "1" : "0",
+          // A disagreement of a table with explanations attached: explained or not.
+          !t.explanations_attached || e.agree != "no" || !e.mean || !e.ref ? ""
+          : e.explanation.empty()                                          ? "no"
+                                                                           : "yes",
       };
       for (size_t i = 0; i < f.size(); ++i) {
         if (i) o += ',';
@@ -447,7 +466,7 @@ std::string to_markdown(const Table& t) {
     cells.push_back(md_escape(row.dataset));
     if (rk.depth) cells.push_back(std::to_string(row.depth));
     for (const auto& e : row.entries) {
-      cells.push_back(md_ours_cell(e, s, row.metric));
+      cells.push_back(md_ours_cell(t, e, row.metric));
       cells.push_back(md_paper_cell(e));
     }
     o += line(cells);
@@ -474,6 +493,11 @@ std::string to_markdown(const Table& t) {
   }
   if (spread) {
     o += " ↕: " + agreement_rules().back().second + ".";
+  }
+  if (any_unexplained(t)) {
+    o += " ✗ unexplained: a disagreement that no row of results/explanations.csv explains (none "
+         "names it, or its sign or size is outside the row's; "
+         "[disagreements](../README.md#disagreements)).";
   }
   if (!t.run_sd_note.empty()) o += " Single runs: " + md_escape(t.run_sd_note) + ".";
   bool code = false;

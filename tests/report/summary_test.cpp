@@ -1,5 +1,6 @@
-// report/summary: cell counts and the scoreboard line, the explanations CSV (wildcards, first
-// match, errors naming the line), the results page and its figures (report::svg_scatter).
+// report/summary: cell counts and the scoreboard line, the explanations CSV (explicit keys, the
+// sign and size of the miss, the first match; errors naming the line and field), the marks of an
+// unexplained disagreement in the tables, the results page and its figures (report::svg_scatter).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -108,13 +109,20 @@ std::vector<Table> tables() {
   return {a, b, c};
 }
 
+const std::string kHeader =
+    "table,metric,dataset,depth,kernel,column,sign,min_abs,max_abs,note,link\n";
+
+// Line 4: gw-table2's yacht depth-2 DGP (ours 0.50, paper 0.20: +0.30) and nothing else. Line 5:
+// two tables, metrics, datasets, depths and columns, differences above of 0.1 to 2. Line 6:
+// gw-table3's yacht DWP (ours -1.00, paper -2.00: +1.00), but for a difference below.
 const std::string kExplanations =
-    "table,metric,dataset,depth,column,note,link\n"
+    kHeader +
     "# comments and blank lines are skipped\n"
     "\n"
-    "gw-table2,elbo,yacht,2,DGP,Collapsed DGP layers,disagreements.md#yacht-dgp\n"
-    "gw-table2,,yacht,,,\"All yacht rows, with a comma\",\n"
-    ",,,,,Catch-all,other.md\n";
+    "gw-table2,elbo,yacht,2,-,DGP,above,0.15,0.6,Collapsed DGP layers,disagreements.md#yacht-dgp\n"
+    "gw-table2|gw-table3,elbo|test_ll,yacht|boston,2|3,-,DWP|DGP,above,0.1,2,\"Two tables, with a "
+    "comma\",disagreements.md#two\n"
+    "gw-table3,test_ll,yacht,2,-,DWP,below,0.5,2,The opposite sign,disagreements.md#other\n";
 
 }  // namespace
 
@@ -126,6 +134,7 @@ TEST_CASE("summary: cell counts and the scoreboard line") {
   CHECK(a.complete == 2);  // partial entries are computed, not complete
   CHECK(a.agree == 2);
   CHECK(a.disagree == 1);
+  CHECK(a.unexplained == 1);  // no explanation attached
   CHECK(a.not_comparable == 1);
   const CellCounts all = count_cells(ts);
   CHECK(all.planned == 11);
@@ -133,101 +142,263 @@ TEST_CASE("summary: cell counts and the scoreboard line") {
   CHECK(all.complete == 5);
   CHECK(all.agree == 3);
   CHECK(all.disagree == 2);
+  CHECK(all.unexplained == 2);
   CHECK(all.not_comparable == 2);
   CHECK(scoreboard_line(ts) ==
-        "7 of 11 planned cells computed; 3 agree with the paper, 2 disagree, 2 not comparable");
+        "7 of 11 planned cells computed; 3 agree with the paper, 2 disagree "
+        "(2 unexplained), 2 not comparable");
   auto with_extra = ts;
   with_extra.push_back(ts[0]);
   with_extra.back().extra = true;
   CHECK(scoreboard_line(with_extra) == scoreboard_line(ts));  // another protocol's table
   CHECK(scoreboard_line({}) ==
-        "0 of 0 planned cells computed; 0 agree with the paper, 0 disagree, 0 not comparable");
+        "0 of 0 planned cells computed; 0 agree with the paper, 0 disagree "
+        "(0 unexplained), 0 not comparable");
+  // With the explanations attached, one of the two disagreements is explained.
+  auto attached = ts;
+  attach_explanations(attached, parse_explanations(kExplanations, "expl.csv"));
+  CHECK(count_cells(attached).unexplained == 0);
+  auto one = ts;
+  const auto xs = parse_explanations(kExplanations, "expl.csv");
+  attach_explanations(one, {xs[0]});
+  CHECK(count_cells(one).unexplained == 1);
+  CHECK(scoreboard_line(one) ==
+        "7 of 11 planned cells computed; 3 agree with the paper, 2 disagree "
+        "(1 unexplained), 2 not comparable");
 }
 
-TEST_CASE("summary: explanations match with wildcards, the first match wins") {
-  const auto ts = tables();
+TEST_CASE("summary: an explanation names its entries explicitly and covers a sign and a size") {
+  auto ts = tables();
   const auto xs = parse_explanations(kExplanations, "expl.csv");
   REQUIRE(xs.size() == 3);
-  CHECK(xs[0].depth == 2);
-  CHECK(!xs[1].depth);
-  CHECK(xs[1].note == "All yacht rows, with a comma");
+  CHECK(xs[0].tables == std::vector<std::string>{"gw-table2"});
+  CHECK(xs[0].depths == std::vector<int>{2});
+  CHECK(xs[0].kernels.empty());  // "-": no kernel rows
+  CHECK(xs[0].sign == Explanation::Sign::above);
+  CHECK(xs[0].min_abs == 0.15);
+  CHECK(xs[0].max_abs == 0.6);
+  CHECK(xs[1].tables == std::vector<std::string>{"gw-table2", "gw-table3"});
+  CHECK(xs[1].depths == std::vector<int>{2, 3});
+  CHECK(xs[1].columns == std::vector<std::string>{"DWP", "DGP"});
+  CHECK(xs[1].note == "Two tables, with a comma");
+  CHECK(xs[2].sign == Explanation::Sign::below);
   CHECK(xs[2].source == "expl.csv:6");
-  const Table& a = ts[0];
-  // yacht depth 2 DGP: the specific row; yacht depth 2 DWP: the yacht wildcard row.
-  const Explanation* x = find_explanation(xs, a, a.rows[0], a.rows[0].entries[1]);
+  Table& a = ts[0];
+  Entry& dgp = a.rows[0].entries[1];  // ours 0.50, paper 0.20
+  // The first row that names the entry and covers its difference wins.
+  const Explanation* x = find_explanation(xs, a, a.rows[0], dgp);
   REQUIRE(x);
   CHECK(x->note == "Collapsed DGP layers");
-  x = find_explanation(xs, a, a.rows[0], a.rows[0].entries[0]);
+  // gw-table3's DWP, +1.00: line 5; line 6 names it but for a difference below.
+  Table& b = ts[1];
+  Entry& dwp = b.rows[0].entries[0];
+  x = find_explanation(xs, b, b.rows[0], dwp);
   REQUIRE(x);
-  CHECK(x->note == "All yacht rows, with a comma");
-  // Another table: only the catch-all.
-  const Table& b = ts[1];
-  x = find_explanation(xs, b, b.rows[0], b.rows[0].entries[0]);
-  REQUIRE(x);
-  CHECK(x->note == "Catch-all");
-  // First match wins: with the catch-all first, it takes everything.
-  const std::vector<Explanation> reversed = {xs[2], xs[0]};
-  x = find_explanation(reversed, a, a.rows[0], a.rows[0].entries[1]);
-  REQUIRE(x);
-  CHECK(x->note == "Catch-all");
-  // No match: depth, column, metric and dataset are compared.
-  const std::vector<Explanation> specific = {xs[0]};
-  CHECK(find_explanation(specific, a, a.rows[1], a.rows[1].entries[1]) == nullptr);  // depth 3
-  CHECK(find_explanation(specific, a, a.rows[0], a.rows[0].entries[0]) == nullptr);  // DWP
-  CHECK(find_explanation(specific, b, b.rows[0], b.rows[0].entries[1]) == nullptr);  // table
-  // A profile's table ("gw-table2-quick") matches the base name too.
-  Table q = a;
-  q.spec.name = "gw-table2-quick";
-  q.profile = "quick";
-  CHECK(find_explanation(specific, q, q.rows[0], q.rows[0].entries[1]) != nullptr);
-  q.profile = "full";
-  CHECK(find_explanation(specific, q, q.rows[0], q.rows[0].entries[1]) == nullptr);
-  CHECK(find_explanation({}, a, a.rows[0], a.rows[0].entries[1]) == nullptr);
+  CHECK(x->source == "expl.csv:5");
+  CHECK(xs[2].names(b, b.rows[0], dwp));
+  CHECK(!xs[2].matches(b, b.rows[0], dwp));
+
+  SUBCASE("a sign-flipped miss is unexplained by a row written for the other sign") {
+    dwp.mean = -3.00;  // ours - paper = -1.00
+    x = find_explanation(xs, b, b.rows[0], dwp);
+    REQUIRE(x);
+    CHECK(x->source == "expl.csv:6");  // the row written for a miss below
+    const std::vector<Explanation> above_only = {xs[0], xs[1]};
+    CHECK(find_explanation(above_only, b, b.rows[0], dwp) == nullptr);
+    attach_explanations(ts, above_only);
+    CHECK(b.explanations_attached);
+    CHECK(dwp.explanation.empty());
+    CHECK(dwp.explanation_near == "expl.csv:5");
+    CHECK(is_unexplained(b, dwp));
+    CHECK(!is_unexplained(a, dgp));
+    CHECK(dgp.explanation == "Collapsed DGP layers");
+    CHECK(dgp.explanation_source == "expl.csv:4");
+    CHECK(dgp.explanation_link == "disagreements.md#yacht-dgp");
+    // The tables say it: Markdown, LaTeX, CSV; and the page.
+    const std::string md = to_markdown(b);
+    CHECK(md.find("| -3.00 ± 0.05 ✗ unexplained |") != std::string::npos);
+    CHECK(md.find("✗ unexplained: a disagreement that no row of results/explanations.csv "
+                  "explains") != std::string::npos);
+    CHECK(to_markdown(a).find("✗ unexplained") == std::string::npos);
+    CHECK(to_markdown(a).find("0.50 ± 0.01 ✗ |") != std::string::npos);
+    CHECK(to_latex(b).find("$\\times^{?}$}") != std::string::npos);
+    CHECK(to_latex(a).find("\\times^{?}") == std::string::npos);
+    const std::string csv = to_csv(b);
+    CHECK(csv.find(",wider_spread,explained\n") != std::string::npos);
+    CHECK(csv.find(",0,no\n") != std::string::npos);
+    CHECK(to_csv(a).find(",0,yes\n") != std::string::npos);
+    const std::string page = summary_markdown(ts, above_only);
+    CHECK(page.find("ours -3.00 ± 0.05 (se) vs paper -2.00 ± 0.10 (se) (difference -1.000, "
+                    "tolerance 0.000). Unexplained (expl.csv:5 names this entry, for another "
+                    "sign or size of difference).\n") != std::string::npos);
+  }
+  SUBCASE("a miss outside the size range is unexplained") {
+    dgp.mean = 1.50;  // +1.30: beyond line 4's 0.6, within line 5's 2
+    x = find_explanation(xs, a, a.rows[0], dgp);
+    REQUIRE(x);
+    CHECK(x->source == "expl.csv:5");
+    dgp.mean = 3.00;  // +2.80: beyond both
+    CHECK(find_explanation(xs, a, a.rows[0], dgp) == nullptr);
+    dgp.mean = 0.32;  // +0.12: below line 4's 0.15, within line 5's 0.1 to 2
+    x = find_explanation(xs, a, a.rows[0], dgp);
+    REQUIRE(x);
+    CHECK(x->source == "expl.csv:5");
+    dgp.mean = 0.25;  // +0.05: below both
+    CHECK(find_explanation(xs, a, a.rows[0], dgp) == nullptr);
+    attach_explanations(ts, xs);
+    CHECK(is_unexplained(a, dgp));
+    CHECK(dgp.explanation_near == "expl.csv:4; expl.csv:5");
+    CHECK(count_cells(a).unexplained == 1);
+  }
+  SUBCASE("the paired rule's compared differences decide the sign, not the means") {
+    dgp.mean = 0.10;  // mean - paper = -0.10, but the compared differences give +0.30
+    dgp.compared_ours = -0.10;
+    dgp.compared_paper = -0.40;
+    REQUIRE(compared_difference(dgp));
+    CHECK(*compared_difference(dgp) == doctest::Approx(0.30));
+    x = find_explanation(xs, a, a.rows[0], dgp);
+    REQUIRE(x);
+    CHECK(x->source == "expl.csv:4");
+  }
+  SUBCASE("every key is compared: depth, column, table (full name), kernel") {
+    const std::vector<Explanation> first = {xs[0]};
+    CHECK(find_explanation(first, a, a.rows[1], a.rows[1].entries[1]) == nullptr);  // depth 3
+    CHECK(!first[0].names(a, a.rows[0], a.rows[0].entries[0]));                     // DWP
+    CHECK(!first[0].names(b, b.rows[0], dwp));                                      // table
+    Table q = a;
+    q.spec.name = "gw-table2-quick";
+    q.profile = "quick";
+    CHECK(!first[0].names(q, q.rows[0], q.rows[0].entries[1]));  // a profile's table: not named
+    Row with_kernel = a.rows[0];
+    with_kernel.kernel = "se";
+    CHECK(!first[0].names(a, with_kernel, with_kernel.entries[1]));  // "-": no kernel rows only
+    auto se = parse_explanations(
+        kHeader + "gw-table2,elbo,yacht,2,se|relu,DGP,above,0.1,1,SE rows,x.md#se\n", "e.csv");
+    CHECK(se[0].names(a, with_kernel, with_kernel.entries[1]));
+    CHECK(!se[0].names(a, a.rows[0], a.rows[0].entries[1]));
+    Entry no_depth = dgp;
+    no_depth.depth = 0;
+    CHECK(!first[0].names(a, a.rows[0], no_depth));
+    auto dash = parse_explanations(
+        kHeader + "gw-table2,elbo,yacht,-,-,DGP,above,0.1,1,No depth,x.md#d\n", "e.csv");
+    CHECK(dash[0].depths.empty());
+    CHECK(dash[0].names(a, a.rows[0], no_depth));
+    CHECK(!dash[0].names(a, a.rows[0], dgp));
+    CHECK(find_explanation({}, a, a.rows[0], dgp) == nullptr);
+  }
+}
+
+TEST_CASE("summary: explanations attach to the papers' protocols only, and again afresh") {
+  auto ts = tables();
+  const auto xs = parse_explanations(kExplanations, "expl.csv");
+  ts[1].extra = true;
+  attach_explanations(ts, xs);
+  CHECK(ts[0].explanations_attached);
+  CHECK(!ts[1].explanations_attached);
+  CHECK(ts[1].rows[0].entries[0].explanation.empty());
+  CHECK(!is_unexplained(ts[1], ts[1].rows[0].entries[0]));
+  CHECK(to_markdown(ts[1]).find("✗ unexplained") == std::string::npos);
+  CHECK(ts[0].rows[0].entries[1].explanation == "Collapsed DGP layers");
+  // Attached again with none: what the first call set is gone.
+  ts[1].extra = false;
+  attach_explanations(ts, {});
+  CHECK(ts[0].rows[0].entries[1].explanation.empty());
+  CHECK(is_unexplained(ts[0], ts[0].rows[0].entries[1]));
+  CHECK(is_unexplained(ts[1], ts[1].rows[0].entries[0]));
+  // An agreeing entry is never unexplained.
+  CHECK(!is_unexplained(ts[0], ts[0].rows[0].entries[0]));
 }
 
 TEST_CASE("summary: explanations that explain no disagreement") {
   auto ts = tables();
-  // Line 4 explains gw-table2's DGP (the first match); line 6 (catch-all) is the first match of
-  // gw-table3's DWP; line 5 (all yacht rows of gw-table2) comes after line 4 for the one
-  // disagreement it could match, so it explains nothing.
+  // Line 4 explains gw-table2's DGP (the first match); line 5 is the first match of gw-table3's
+  // DWP; line 6 names that entry but for a miss below, so it explains nothing.
   const auto xs = parse_explanations(kExplanations, "expl.csv");
   REQUIRE(xs.size() == 3);
   auto unused = unused_explanations(ts, xs);
   REQUIRE(unused.size() == 1);
-  CHECK(unused[0]->source == "expl.csv:5");
-  // Without the catch-all, gw-table3's disagreement is unexplained and all the rest is used.
-  const std::vector<Explanation> first_two = {xs[0], xs[1]};
-  unused = unused_explanations(ts, first_two);
-  REQUIRE(unused.size() == 1);
-  CHECK(unused[0]->source == "expl.csv:5");
+  CHECK(unused[0]->source == "expl.csv:6");
   // Once gw-table2's DGP agrees, line 4 is left over too.
   ts[0].rows[0].entries[1].agree = "yes";
   unused = unused_explanations(ts, xs);
   REQUIRE(unused.size() == 2);
   CHECK(unused[0]->source == "expl.csv:4");
-  CHECK(unused[1]->source == "expl.csv:5");
+  CHECK(unused[1]->source == "expl.csv:6");
+  // When gw-table3's miss changes sign, line 6 explains it and line 5 nothing.
+  ts = tables();
+  ts[1].rows[0].entries[0].mean = -3.00;
+  unused = unused_explanations(ts, xs);
+  REQUIRE(unused.size() == 1);
+  CHECK(unused[0]->source == "expl.csv:5");
   // A table of another protocol explains nothing: its disagreements do not count.
   ts = tables();
   for (auto& t : ts) t.extra = true;
   CHECK(unused_explanations(ts, xs).size() == 3);
 }
 
-TEST_CASE("summary: a malformed explanations CSV throws DataError naming file:line") {
-  const std::string head = "table,metric,dataset,depth,column,note,link\n";
-  CHECK_THROWS_WITH_AS(parse_explanations(head + "a,b,c,,e,note,x\n" + "a,b,c,,e,note\n", "e.csv"),
-                       doctest::Contains("e.csv:3: 6 fields, the header has 7"), dkp::DataError);
-  CHECK_THROWS_WITH_AS(parse_explanations(head + "\na,b,c,two,e,note,x\n", "e.csv"),
-                       doctest::Contains("e.csv:3: depth is 'two'"), dkp::DataError);
-  CHECK_THROWS_WITH_AS(parse_explanations(head + "a,b,c,0,e,note,x\n", "e.csv"),
-                       doctest::Contains("e.csv:2: depth is '0'"), dkp::DataError);
-  CHECK_THROWS_WITH_AS(parse_explanations(head + "a,b,c,,e,,x\n", "e.csv"),
-                       doctest::Contains("e.csv:2: empty note"), dkp::DataError);
-  CHECK_THROWS_WITH_AS(parse_explanations(head + "a,b,c,,e,n,see here\n", "e.csv"),
-                       doctest::Contains("e.csv:2: link 'see here'"), dkp::DataError);
+TEST_CASE("summary: a malformed explanations CSV throws DataError naming file:line and field") {
+  const std::string& head = kHeader;
+  const std::string ok = "gw-table2,elbo,yacht,2,-,DGP,above,0.1,0.5,note,x.md#a";
+  CHECK(parse_explanations(head + ok + "\n", "e.csv").size() == 1);
+  // A row with one field changed from `ok`.
+  const auto with = [&ok](size_t field, const std::string& value) {
+    std::vector<std::string> f;
+    size_t pos = 0;
+    while (true) {
+      const size_t comma = ok.find(',', pos);
+      f.push_back(ok.substr(pos, comma == std::string::npos ? comma : comma - pos));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    f.at(field) = value;
+    std::string line;
+    for (size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
+    return line + "\n";
+  };
+  // No empty field means "any": each is an error naming the field.
+  const std::vector<std::string> names = {"table",   "metric", "dataset", "depth",
+                                          "kernel",  "column", "sign",    "min_abs",
+                                          "max_abs", "note",   "link"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    CAPTURE(names[i]);
+    const std::string message = "e.csv:3: field '" + names[i] + "' is empty";
+    CHECK_THROWS_WITH_AS(parse_explanations(head + "\n" + with(i, ""), "e.csv"),
+                         doctest::Contains(message.c_str()), dkp::DataError);
+  }
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(0, "-"), "e.csv"),
+                       doctest::Contains("e.csv:2: field 'table' is '-'"), dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(2, "yacht||boston"), "e.csv"),
+                       doctest::Contains("e.csv:2: field 'dataset' ('yacht||boston') has an empty"),
+                       dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(5, "DGP|"), "e.csv"),
+                       doctest::Contains("field 'column' ('DGP|') has an empty"), dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(3, "two"), "e.csv"),
+                       doctest::Contains("e.csv:2: field 'depth' has 'two'"), dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(3, "2|0"), "e.csv"),
+                       doctest::Contains("e.csv:2: field 'depth' has '0'"), dkp::DataError);
+  CHECK_THROWS_WITH_AS(
+      parse_explanations(head + with(6, "worse"), "e.csv"),
+      doctest::Contains("e.csv:2: field 'sign' is 'worse', expected below or above"),
+      dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(6, "below|above"), "e.csv"),
+                       doctest::Contains("field 'sign' is 'below|above'"), dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(7, "-0.1"), "e.csv"),
+                       doctest::Contains("e.csv:2: field 'min_abs' is '-0.1', expected a number"),
+                       dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(8, "lots"), "e.csv"),
+                       doctest::Contains("e.csv:2: field 'max_abs' is 'lots'"), dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(7, "0.6"), "e.csv"),
+                       doctest::Contains("e.csv:2: fields 'min_abs' and 'max_abs': 0.6 > 0.5"),
+                       dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + with(10, "see here"), "e.csv"),
+                       doctest::Contains("e.csv:2: field 'link' is 'see here'"), dkp::DataError);
+  CHECK_THROWS_WITH_AS(parse_explanations(head + ok + "\n" + "a,b\n", "e.csv"),
+                       doctest::Contains("e.csv:3: 2 fields, the header has 11"), dkp::DataError);
+  // The old header (seven columns, wildcards) is refused.
+  CHECK_THROWS_WITH_AS(parse_explanations("table,metric,dataset,depth,column,note,link\n", "e.csv"),
+                       doctest::Contains("e.csv:1: header lacks column 'kernel'"), dkp::DataError);
   CHECK_THROWS_WITH_AS(parse_explanations("table,metric,dataset,depht,column,note,link\n", "e.csv"),
                        doctest::Contains("e.csv:1: unknown column 'depht'"), dkp::DataError);
-  CHECK_THROWS_WITH_AS(parse_explanations("table,metric,dataset,depth,column,note\n", "e.csv"),
-                       doctest::Contains("e.csv:1: header lacks column 'link'"), dkp::DataError);
   CHECK(parse_explanations("", "e.csv").empty());
   CHECK(parse_explanations(head, "e.csv").empty());
   // Files: an absent one gives none; a present one is parsed with its path in messages.
@@ -242,13 +413,17 @@ TEST_CASE("summary: the page") {
   const std::string md = summary_markdown(ts, only_first);
   CHECK(md.find("generated by `make tables` from the committed store `results/runs/`") !=
         std::string::npos);
-  CHECK(md.find("**Overall: 7 of 11 planned cells computed; 3 agree with the paper, 2 disagree, "
-                "2 not comparable.**") != std::string::npos);
-  CHECK(md.find("| [gw-table2](tables/gw-table2.md) | gw, Table 2 | 7 | 4 | 2 | 2 | 1 | 1 |\n") !=
-        std::string::npos);
-  CHECK(md.find("| [gw-table3](tables/gw-table3.md) | gw, Table 3 | 2 | 2 | 2 | 1 | 1 | 0 |\n") !=
-        std::string::npos);
-  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 2 |\n") != std::string::npos);
+  CHECK(md.find("**Overall: 7 of 11 planned cells computed; 3 agree with the paper, 2 disagree "
+                "(1 unexplained), 2 not comparable.**") != std::string::npos);
+  CHECK(md.find("| table | paper | planned | computed | complete | agree | disagree | unexplained "
+                "| not comparable |\n") != std::string::npos);
+  CHECK(
+      md.find("| [gw-table2](tables/gw-table2.md) | gw, Table 2 | 7 | 4 | 2 | 2 | 1 | 0 | 1 |\n") !=
+      std::string::npos);
+  CHECK(
+      md.find("| [gw-table3](tables/gw-table3.md) | gw, Table 3 | 2 | 2 | 2 | 1 | 1 | 1 | 0 |\n") !=
+      std::string::npos);
+  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 1 | 2 |\n") != std::string::npos);
   // One bullet per disagreement, with its explanation or none.
   CHECK(count(md, "\n- [") == 2);
   CHECK(
@@ -259,7 +434,7 @@ TEST_CASE("summary: the page") {
       std::string::npos);
   CHECK(md.find("- [gw-table3](tables/gw-table3.md), test log-likelihood, yacht, depth 2, DWP: "
                 "ours -1.00 ± 0.05 (se) vs paper -2.00 ± 0.10 (se)") != std::string::npos);
-  CHECK(count(md, "No explanation yet.") == 1);
+  CHECK(count(md, " Unexplained.\n") == 1);
   // Figures: one per paper with comparable points, under the paper's name; none for dsvi.
   CHECK(md.find("### A paper on gw (2021)\n") != std::string::npos);
   CHECK(
@@ -274,7 +449,7 @@ TEST_CASE("summary: the page") {
   const std::string md2 = summary_markdown(ts, {}, links);
   CHECK(md2.find("[gw-table3](../tables/gw-table3.md)") != std::string::npos);
   CHECK(md2.find("](gw.svg)") != std::string::npos);
-  CHECK(count(md2, "No explanation yet.") == 2);
+  CHECK(count(md2, " Unexplained.\n") == 2);
   CHECK(summary_markdown(ts, only_first) == md);  // deterministic
   // A partial disagreement says how many splits are done.
   auto partial = ts;
@@ -303,7 +478,7 @@ TEST_CASE("summary: the scoreboard lists each paper's tables by number, papers a
   // The disagreements follow the same order.
   CHECK(md.find("- [gw-table2]") < md.find("- [gw-table3]"));
   // The counts do not depend on the order.
-  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 2 |\n") != std::string::npos);
+  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 2 | 2 |\n") != std::string::npos);
 }
 
 TEST_CASE("summary: a table of another protocol is listed apart and counted nowhere else") {
@@ -320,9 +495,9 @@ TEST_CASE("summary: a table of another protocol is listed apart and counted nowh
   with_extra.push_back(x);
   const std::string md = summary_markdown(with_extra, {});
   // The scoreboard, its total and the disagreements are those of the papers' protocols alone.
-  CHECK(md.find("**Overall: 7 of 11 planned cells computed; 3 agree with the paper, 2 disagree, "
-                "2 not comparable.**") != std::string::npos);
-  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 2 |\n") != std::string::npos);
+  CHECK(md.find("**Overall: 7 of 11 planned cells computed; 3 agree with the paper, 2 disagree "
+                "(2 unexplained), 2 not comparable.**") != std::string::npos);
+  CHECK(md.find("| **all** | | 11 | 7 | 5 | 3 | 2 | 2 | 2 |\n") != std::string::npos);
   CHECK(count(md, "\n- [") == 2);
   CHECK(md.find("- [gw-table3-long]") == std::string::npos);
   // Its own section: planned, computed and complete, no verdicts.

@@ -1,5 +1,5 @@
 // Deep GP with doubly stochastic variational inference, "DSVI" (Salimbeni & Deisenroth 2017;
-// reproduced in ../shared/papers/dgp-dsvi-reproduction-report.txt, sections 3-4; reference code
+// reproduced in the DSVI reproduction report (Ashman et al.), sections 3-4; reference code
 // notes/reference-implementations.md section 5b).
 //
 // Model: L GP layers (depth = number of GP layers including the output layer; DGP-2 has one

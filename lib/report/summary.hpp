@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report/provenance.hpp"
 #include "report/table.hpp"
 
 namespace dkp::report {
@@ -69,10 +70,13 @@ struct SummaryLinks {
 
 /// The page (GitHub-flavoured Markdown), deterministic: no date, no machine path. Scoreboard,
 /// disagreements and figures count the papers' protocols only; tables marked Table::extra are
-/// listed in a section of their own.
+/// listed in a section of their own. With `provenance` (the committed store's counts,
+/// experiments::count_store_provenance), a line under the overall scoreboard says how many cells
+/// ran from a modified work tree and how many of those were verified at a clean commit.
 std::string summary_markdown(const std::vector<Table>& tables,
                              const std::vector<Explanation>& explanations,
-                             const SummaryLinks& links = {});
+                             const SummaryLinks& links = {},
+                             const ProvenanceCounts* provenance = nullptr);
 
 /// The page's figures, file stem (the paper key) -> SVG text: one per paper that has entries with
 /// both our mean and the paper's value, one panel per metric (ours against the paper's, error

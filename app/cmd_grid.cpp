@@ -18,6 +18,7 @@
 #include "experiments/estimate.hpp"
 #include "experiments/grid.hpp"
 #include "experiments/merge.hpp"
+#include "experiments/provenance.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
 #include "experiments/verify.hpp"
@@ -27,6 +28,7 @@
 #include "platform/process.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/version.hpp"
 
 namespace dkp::cli {
 
@@ -120,12 +122,20 @@ bool has_profile(const fs::path& file, const std::string& profile) {
   return std::find(names.begin(), names.end(), profile) != names.end();
 }
 
-// A cell's status, and for a done one what its run took (ex::run_seconds).
+// A cell's status, and for a done one what its run took (ex::run_seconds) and its provenance.
 struct StatusRow {
   ex::CellStatus status;
   const ex::RunSpec* cell = nullptr;
   double seconds = 0.0;
+  ex::CellProvenance provenance;
 };
+
+// The provenance counts of done cells, each counted once.
+report::ProvenanceCounts count_done(const std::map<std::string, ex::CellProvenance>& cells) {
+  report::ProvenanceCounts c;
+  for (const auto& [hash, p] : cells) ex::count_cell(p, c);
+  return c;
+}
 
 // The cost of done cells in words: "the done cells ran 12.3 CPU hours".
 std::string ran_text(size_t done, double seconds) {
@@ -135,29 +145,36 @@ std::string ran_text(size_t done, double seconds) {
 }
 
 // Prints a grid's status (every cell with `verbose`) and records its done cells' run times by
-// hash in `done` (a cell of several grids is one entry).
+// hash in `done` and their provenance in `provenance` (a cell of several grids is one entry).
 int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose,
-                const ex::StatusOptions& status, std::map<std::string, double>* done = nullptr) {
+                const ex::StatusOptions& status, std::map<std::string, double>* done = nullptr,
+                std::map<std::string, ex::CellProvenance>* provenance = nullptr) {
   size_t counts[ex::kCellStates] = {};
   std::vector<StatusRow> rows;
+  std::map<std::string, ex::CellProvenance> mine;
   double seconds = 0.0;
   for (const auto& c : grid.cells) {
-    StatusRow r{ex::cell_status(c, results, status), &c, 0.0};
+    StatusRow r{ex::cell_status(c, results, status), &c, 0.0, {}};
     ++counts[static_cast<int>(r.status.state)];
     if (r.status.state == ex::CellState::done) {
       r.seconds = ex::run_seconds(ex::read_result_values(r.status.result));
       seconds += r.seconds;
       if (done) (*done)[c.hash()] = r.seconds;
+      r.provenance = ex::read_cell_provenance(r.status.result.parent_path());
+      mine[c.hash()] = r.provenance;
+      if (provenance) (*provenance)[c.hash()] = r.provenance;
     }
     rows.push_back(std::move(r));
   }
   if (verbose) {
     for (const auto& r : rows) {
       const ex::CellStatus& st = r.status;
+      const std::string mark =
+          st.state == ex::CellState::done ? ex::provenance_mark(r.provenance) : std::string();
       std::cout << fmt::format(
-          "{:<11} {} {}{}{}\n", ex::to_string(st.state), r.cell->hash(), r.cell->label(),
+          "{:<11} {} {}{}{}{}\n", ex::to_string(st.state), r.cell->hash(), r.cell->label(),
           st.state == ex::CellState::done ? "  (" + ex::format_hours(r.seconds) + ")" : "",
-          st.detail.empty() ? "" : "  -- " + st.detail);
+          mark.empty() ? "" : "  " + mark, st.detail.empty() ? "" : "  -- " + st.detail);
     }
   }
   auto n = [&](ex::CellState s) { return counts[static_cast<int>(s)]; };
@@ -168,6 +185,20 @@ int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose,
       n(ex::CellState::done), n(ex::CellState::running), n(ex::CellState::interrupted),
       n(ex::CellState::missing), n(ex::CellState::failed), n(ex::CellState::damaged),
       n(ex::CellState::stale), ran_text(n(ex::CellState::done), seconds));
+  if (!mine.empty()) {
+    const report::ProvenanceCounts pc = count_done(mine);
+    std::cout << fmt::format("provenance: {}\n", report::provenance_line(pc, "done cells"));
+    if (pc.mismatched) {
+      std::cout << fmt::format(
+          "{} done cell{} did not reproduce when verified at a clean commit (verified.json; "
+          "{}'{}' recomputes one)\n",
+          pc.mismatched, pc.mismatched == 1 ? "" : "s",
+          verbose ? "marked MISMATCH above; "
+                  : fmt::format("'dkp grid status {} --verbose' marks them, ",
+                                grid_args(grid, results)),
+          force_command(grid, results, "HASH"));
+    }
+  }
   std::string to_force;
   if (n(ex::CellState::damaged)) {
     to_force = fmt::format("{} damaged (a malformed result.json, manifest.json or trace.csv)",
@@ -190,7 +221,14 @@ int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose,
 
 int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
              const std::vector<std::string>& extra, const std::string& data_option, bool force,
-             const std::string& cell) {
+             const std::string& cell, bool allow_dirty) {
+  if (allow_dirty && tree_state() != TreeState::clean &&
+      ex::committed_store_checkout(results).has_value()) {
+    spdlog::warn(
+        "--allow-dirty: computing into the committed store {} with a dkp built from a {} work "
+        "tree (git_sha {}); the cells' manifest.json records it",
+        results.string(), to_string(tree_state()), git_sha());
+  }
   std::vector<ex::RunSpec> cells = grid.cells;
   if (!cell.empty()) {
     const ex::RunSpec& c = ex::find_cell(grid, cell);
@@ -266,6 +304,16 @@ int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variabl
   }
   if (vm.count("cell")) sel.cell = vm["cell"].as<std::string>();
   sel.seed = vm["seed"].as<uint64_t>();
+  // --record leaves a verdict in the store that says "verified at <commit>": only a binary built
+  // from a clean commit can say that.
+  const bool record = vm.count("record") > 0;
+  if (record && tree_state() != TreeState::clean) {
+    throw Error(fmt::format(
+        "--record: this dkp was built from a {} work tree (git_sha {}): a verification is "
+        "recorded only by a binary built from a clean commit (commit or stash the changes and "
+        "rebuild; `dkp --version` shows the tree's state)",
+        to_string(tree_state()), git_sha()));
+  }
   const ex::ChosenCells chosen = ex::select_cells_to_verify(grid, results, sel);
   if (!chosen.note.empty()) std::cout << chosen.note << "\n" << std::flush;
 
@@ -276,8 +324,30 @@ int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variabl
   opt.stop = &g_stop;
   // Progress of the reruns on stderr; the verdicts on stdout.
   opt.log = vm.count("quiet") ? nullptr : &std::cerr;
+  size_t recorded = 0;
   opt.on_verdict = [&](const ex::CellVerdict& v) {
-    std::cout << ex::verdict_line(v, opt.tolerance) << "\n" << std::flush;
+    std::cout << ex::verdict_line(v, opt.tolerance) << "\n";
+    if (v.state == ex::CellVerdict::State::mismatch) {
+      // Where the stored result is: this grid's run directory, or another grid's.
+      const bool here = v.stored_dir == v.cell.run_dir(results);
+      std::cout << fmt::format(
+          "  to recompute it: {}{}\n",
+          here ? force_command(grid, results, v.cell.hash())
+               : fmt::format(
+                     "dkp grid run experiments/{}.yaml --force --cell {}{}",
+                     v.stored_dir.parent_path().parent_path().parent_path().filename().string(),
+                     v.cell.hash(),
+                     results != fs::path("results/runs")
+                         ? " --results " + ex::shell_quote(results.string())
+                         : std::string()),
+          here ? "" : " (its result is stored under that grid)");
+    }
+    if (record && v.state != ex::CellVerdict::State::failed) {
+      const fs::path file = ex::record_verification(v, opt.tolerance);
+      ++recorded;
+      std::cout << fmt::format("  recorded {}\n", file.string());
+    }
+    std::cout << std::flush;
   };
   spdlog::info(
       "grid {} (profile {}): rerunning {} of its {} done cells (seed {}) in a scratch "
@@ -290,7 +360,13 @@ int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variabl
   }
   catch_stop_signals();
   const auto report = ex::verify_cells(chosen.cells, results, opt);
-  std::cout << report.summary_line(grid) << "\n" << std::flush;
+  std::cout << report.summary_line(grid) << "\n";
+  if (record) {
+    std::cout << fmt::format(
+        "recorded {} verification{} ({} in each cell's directory; a failed rerun records none)\n",
+        recorded, recorded == 1 ? "" : "s", ex::kVerifiedFile);
+  }
+  std::cout << std::flush;
   if (report.not_run) return 130;
   return report.ok() ? kExitOk : kExitError;
 }
@@ -556,7 +632,13 @@ int cmd_grid(const std::vector<std::string>& args) {
       "plan --estimate: machines (several: one wall-time column each, paired with --cores)")(
       "cores", po::value<std::vector<long>>()->multitoken(),
       "plan --estimate: cores per machine, one cell on each (default: this machine's)")(
-      "into", po::value<std::string>(), "merge: the destination store")(
+      "allow-dirty",
+      "run, plan: compute into the committed store (a git work tree's results/runs) with a dkp "
+      "built from a modified work tree, which is refused without it; plan adds it to the "
+      "printed commands")(
+      "record",
+      "verify: write each verdict into its cell's directory (verified.json); needs a dkp built "
+      "from a clean commit")("into", po::value<std::string>(), "merge: the destination store")(
       "dry-run", "merge: report what would be copied, copy nothing");
   po::positional_options_description pos;
   pos.add("action", 1).add("file", -1);
@@ -565,9 +647,9 @@ int cmd_grid(const std::vector<std::string>& args) {
       "dkp grid plan|status|run FILE [--profile P] [--results DIR] [--shard i/n] [-j N] "
       "[--verbose]\n"
       "       dkp grid status FILE... [--profile P] [--results DIR] [--verbose]\n"
-      "       dkp grid run FILE [--force] [--cell HASH] ...\n"
+      "       dkp grid run FILE [--force] [--cell HASH] [--allow-dirty] ...\n"
       "       dkp grid verify FILE [--profile P] [--results DIR] [--cells K | --cell HASH] "
-      "[--seed S] [-j N]\n"
+      "[--seed S] [-j N] [--record]\n"
       "       dkp grid plan FILE... --estimate [--profile P] [--results DIR] [--nodes N...] "
       "[--cores C...] [--cell HASH] [-v]\n"
       "       dkp grid merge SRC_STORE... --into DST_STORE [--dry-run] [-v]\n\n"
@@ -582,7 +664,11 @@ int cmd_grid(const std::vector<std::string>& args) {
       "the cell HASH exactly as 'grid run' does, into a scratch directory (the results are not\n"
       "touched), and compares the numbers with the stored result.json: bit-identical on the CPU\n"
       "and BLAS kernels of the stored run, within a stated tolerance elsewhere. Exit 0 when all\n"
-      "match, 1 on a mismatch or a failed rerun.\n\n"
+      "match, 1 on a mismatch or a failed rerun. --record writes each verdict into its cell's\n"
+      "directory (verified.json), from a dkp built from a clean commit only.\n\n"
+      "run into the committed store (a git work tree's results/runs) refuses when this dkp was\n"
+      "built from a modified work tree, unless --allow-dirty (the cells record it). status\n"
+      "counts the done cells by provenance (-v: a mark per cell).\n\n"
       "Cell states (status): done, running (a process holds its run.lock now), interrupted (a\n"
       "checkpoint or manifest, no result, nobody running it), missing, failed (error.json),\n"
       "damaged (a malformed result.json, manifest.json or trace.csv: named with the error) and\n"
@@ -620,6 +706,8 @@ int cmd_grid(const std::vector<std::string>& args) {
   only("cores", {"plan"});
   only("into", {"merge"});
   only("dry-run", {"merge"});
+  only("allow-dirty", {"run", "plan"});
+  only("record", {"verify"});
   only("verbose", {"status", "plan", "merge"});
   only("profile", {"plan", "status", "run", "verify"});
   only("results", {"plan", "status", "run", "verify"});
@@ -663,6 +751,7 @@ int cmd_grid(const std::vector<std::string>& args) {
     if (fingerprints) status.data = &*fingerprints;
     const std::string profile = vm["profile"].as<std::string>();
     std::map<std::string, double> done;
+    std::map<std::string, ex::CellProvenance> provenance;
     for (const fs::path file : files) {
       if (!has_profile(file, profile)) {
         std::cout << fmt::format("grid {} (profile {}): no such profile\n", file.stem().string(),
@@ -670,13 +759,17 @@ int cmd_grid(const std::vector<std::string>& args) {
         continue;
       }
       grid_status(ex::load_grid(file, profile), vm["results"].as<std::string>(),
-                  vm.count("verbose") > 0, status, &done);
+                  vm.count("verbose") > 0, status, &done, &provenance);
     }
     double seconds = 0.0;
     for (const auto& [hash, s] : done) seconds += s;
     std::cout << fmt::format(
         "all (once each, profile {}): {} done cell{}, which ran {:.1f} CPU hours\n", profile,
         done.size(), done.size() == 1 ? "" : "s", seconds / 3600.0);
+    if (!provenance.empty()) {
+      std::cout << fmt::format("all (once each, profile {}): provenance: {}\n", profile,
+                               report::provenance_line(count_done(provenance), "done cells"));
+    }
     return kExitOk;
   }
   if (files.size() > 1) {
@@ -694,6 +787,9 @@ int cmd_grid(const std::vector<std::string>& args) {
   if (const int b = blas_threads_option(vm); b != 1) {
     extra.insert(extra.end(), {"--blas-threads", std::to_string(b)});
   }
+  // run: its `dkp run` children write into the store too, and check it the same way.
+  const bool allow_dirty = vm.count("allow-dirty") > 0;
+  if (allow_dirty) extra.push_back("--allow-dirty");
   if (action == "status" || action == "plan") {
     // Results made from other data than the data now present are stale.
     auto fingerprints = data_fingerprints(vm["data"].as<std::string>());
@@ -707,10 +803,16 @@ int cmd_grid(const std::vector<std::string>& args) {
   // verify only reads the results root (no snapshot either).
   if (action == "verify") return grid_verify(grid, results, vm, extra);
 
+  // Cells of a binary built from a modified tree stay out of the committed store unless asked.
+  if (const std::string why =
+          ex::modified_tree_refusal(results, tree_state(), allow_dirty, "dkp grid run");
+      !why.empty()) {
+    throw Error(why);
+  }
   // run records the grid beside its results, for `dkp tables <results>`.
   ex::write_grid_snapshot(grid, util::read_file(file), results);
   return grid_run(grid, results, jobs, extra, vm["data"].as<std::string>(), vm.count("force") > 0,
-                  vm.count("cell") ? vm["cell"].as<std::string>() : std::string());
+                  vm.count("cell") ? vm["cell"].as<std::string>() : std::string(), allow_dirty);
 }
 
 }  // namespace dkp::cli

@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "experiments/lr_schedule.hpp"
+#include "experiments/provenance.hpp"
 #include "experiments/run.hpp"
 #include "experiments/run_spec.hpp"
 #include "models/registry.hpp"
@@ -21,6 +22,7 @@
 #include "util/error.hpp"
 #include "util/json.hpp"
 #include "util/parse.hpp"
+#include "util/version.hpp"
 
 namespace dkp::cli {
 
@@ -121,7 +123,11 @@ po::options_description run_options() {
      "trace within 1000 rows, so that a cell of the committed result store stays small)")
     ("force", "rerun from the start even when a result with the same configuration hash exists "
               "(discards a checkpoint in --out; replaces a result or checkpoint of another "
-              "configuration, of other data, or a damaged one, which are refused without it)");
+              "configuration, of other data, or a damaged one, which are refused without it)")
+    ("allow-dirty", "write into the committed store (--out in a git work tree's results/runs, "
+                    "as the default --out from a checkout) although this dkp was built from a "
+                    "modified work tree, which is refused without it (manifest.json records "
+                    "tree_modified)");
   // clang-format on
   return d;
 }
@@ -149,7 +155,7 @@ void store_config_file(const std::string& path, const po::options_description& d
                                     kv.second.Mark().line + 1, key));
     }
     args.push_back("--" + key);
-    if (key != "force") args.push_back(kv.second.as<std::string>());
+    if (key != "force" && key != "allow-dirty") args.push_back(kv.second.as<std::string>());
   }
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -250,7 +256,7 @@ experiments::RunSpec run_spec_of(const po::variables_map& vm) {
 util::Json options_json(const po::variables_map& vm) {
   util::Json config = util::Json::object();
   for (const auto& [k, v] : vm) {
-    if (k == "help" || k == "quiet" || k == "force") continue;
+    if (k == "help" || k == "quiet" || k == "force" || k == "allow-dirty") continue;
     const auto& val = v.value();
     if (auto* s = boost::any_cast<std::string>(&val))
       config.set(k, *s);
@@ -322,6 +328,12 @@ int cmd_run(const std::vector<std::string>& args) {
   if (vm.count("predictions")) {
     opt.predictions = vm["predictions"].as<std::string>();
     check_output_file(opt.predictions, "--predictions");
+  }
+  // A cell of a binary built from a modified tree stays out of the committed store unless asked.
+  if (const std::string why = experiments::modified_tree_refusal(
+          opt.out, tree_state(), vm.count("allow-dirty") > 0, "dkp run");
+      !why.empty()) {
+    throw Error(why);
   }
   opt.data_root = vm["data"].as<std::string>();
   opt.force = vm.count("force") > 0;

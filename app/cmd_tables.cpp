@@ -2,6 +2,7 @@
 // Markdown), each cell beside the paper's printed value; with --summary, a Markdown page over all
 // the tables of the call (scoreboard, disagreements, figures of ours against the papers') and,
 // beside it, claims.md: the papers' claims (--claims) tested on the tables' cells.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "cli.hpp"
 #include "data_fingerprints.hpp"
 #include "experiments/grid.hpp"
+#include "experiments/provenance.hpp"
 #include "experiments/store.hpp"
 #include "experiments/tables_job.hpp"
 #include "report/claims.hpp"
@@ -265,9 +267,17 @@ int cmd_tables(const std::vector<std::string>& args) {
       std::cout << fmt::format("{}: the papers' claims: {}\n", claims_page.string(),
                                report::claim_counts_text(report::count_claims(*claim_results)));
     }
+    // The store's cells by provenance (clean commit, modified tree, verified), when every grid
+    // reads one results root.
+    std::optional<report::ProvenanceCounts> provenance;
+    if (std::all_of(made.begin(), made.end(),
+                    [&](const GridTables& g) { return g.root == made.front().root; })) {
+      provenance = ex::count_store_provenance(made.front().root);
+    }
     util::write_file_atomic(page,
                             report::summary_markdown(all_tables, explanations, links,
-                                                     claim_results ? &*claim_results : nullptr));
+                                                     claim_results ? &*claim_results : nullptr,
+                                                     provenance ? &*provenance : nullptr));
     std::cout << fmt::format("{}: {}\n", page.string(), report::scoreboard_line(all_tables));
     // Rows that explain nothing now: left over from entries that agree since or whose sign or
     // size left the row's range, or written ahead of splits still to come. Said on stderr

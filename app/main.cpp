@@ -130,7 +130,15 @@ int main(int argc, char** argv) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] == "--version" || args[0] == "-V") {
+    const dkp::TreeState tree = dkp::tree_state();
     std::cout << "dkp " << dkp::version_string() << " (" << dkp::git_sha() << ")\n"
+              << "Work tree: "
+              << (tree == dkp::TreeState::clean ? std::string("clean (the commit's)")
+                  : tree == dkp::TreeState::modified
+                      ? std::string("modified against the commit (changes' sha256 ") +
+                            dkp::tree_diff_sha256() + ", scripts/tree-diff.sh)"
+                      : std::string("unknown (no git)"))
+              << "\n"
               << "BLAS: " << dkp::platform::blas_config()
               << "; kernels in use: " << dkp::platform::blas_core() << "\n"
               << "BLAS work buffers: " << dkp::platform::blas_buffers_mode() << "\n"

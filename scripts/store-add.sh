@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stages the finished cells of the result store for a commit: for every run directory
 # <store>/<grid>/<dataset>/split<k>/<hash>/ whose result.json carries that hash, its result.json,
-# manifest.json and trace.csv, and the grids' snapshot-<profile>.yaml files. Cells still running,
+# manifest.json, trace.csv and verified.json (the record of `dkp grid verify --record`, when there
+# is one), and the grids' snapshot-<profile>.yaml files. Cells still running,
 # interrupted or failed (no result.json of their hash) are left out, so no partial cell enters
 # git. A trace of more than 1000 rows (a cell computed before `dkp run --trace-every auto`) is
 # first thinned in place to every k-th row and its last, the rows --trace-every auto would keep.
@@ -29,6 +30,7 @@ while IFS= read -r result; do
     fi
     files+=("$dir/trace.csv")
   fi
+  [ -f "$dir/verified.json" ] && files+=("$dir/verified.json")
   git add -- "${files[@]}"
   staged=$((staged + 1))
 done < <(find "$store" -mindepth 5 -maxdepth 5 -name result.json | sort)

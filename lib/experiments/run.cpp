@@ -71,6 +71,50 @@ util::Json chol_json(const linalg::CholStats& c) {
   return j;
 }
 
+// What the binary that runs now records of itself in manifest.json and result.json besides its
+// git_sha: whether its work tree was modified (null when unknown) and, when it was, the SHA-256 of
+// the changes (util/version.hpp).
+void set_tree(util::Json& j) {
+  const TreeState t = tree_state();
+  j.set("tree_modified",
+        t == TreeState::unknown ? util::Json(nullptr) : util::Json(t == TreeState::modified));
+  if (t == TreeState::modified) j.set("tree_diff_sha256", tree_diff_sha256());
+}
+
+// The binaries of the processes that trained a run before this one resumed it from a checkpoint at
+// `step`, for manifest.json's "trained_before_by" (the manifest is rewritten by every process, so
+// without it the earlier ones would be forgotten): those the earlier manifest lists, then the
+// earlier manifest's own binary, each {git_sha, tree_modified, tree_diff_sha256 when known,
+// to_step}; consecutive entries of one binary are one. Nothing when every entry is this binary.
+std::optional<util::Json> trained_before_by(const util::JsonValue& old_manifest, uint64_t step) {
+  util::JsonValue entries = util::JsonValue::array();
+  if (const auto it = old_manifest.find("trained_before_by");
+      it != old_manifest.end() && it->is_array()) {
+    for (const auto& e : *it)
+      if (e.is_object()) entries.push_back(e);
+  }
+  util::JsonValue self = util::JsonValue::object();
+  const std::string sha = json_string(old_manifest, "git_sha");
+  self["git_sha"] = sha.empty() ? "unknown" : sha;
+  for (const char* key : {"tree_modified", "tree_diff_sha256"}) {
+    if (const auto it = old_manifest.find(key); it != old_manifest.end()) self[key] = *it;
+  }
+  self["to_step"] = step;
+  auto same = [](const util::JsonValue& a, const util::JsonValue& b) {
+    return json_string(a, "git_sha") == json_string(b, "git_sha") &&
+           json_string(a, "tree_diff_sha256") == json_string(b, "tree_diff_sha256");
+  };
+  if (!entries.empty() && same(entries.back(), self)) entries.erase(entries.size() - 1);
+  entries.push_back(std::move(self));
+  util::JsonValue now = util::JsonValue::object();
+  now["git_sha"] = git_sha();
+  now["tree_diff_sha256"] = tree_diff_sha256();
+  bool all_this = true;
+  for (const auto& e : entries) all_this = all_this && same(e, now);
+  if (all_this) return std::nullopt;
+  return util::Json(std::move(entries));
+}
+
 RunOutcome interrupted_outcome(std::string message) {
   RunOutcome o;
   o.status = RunStatus::interrupted;
@@ -247,6 +291,9 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
     fs::remove(checkpoint_path);
     spdlog::info("--force: discarding the checkpoint in {}", out.string());
   }
+  // A verification (dkp grid verify --record) is of the result there now, not of the one this
+  // run will write.
+  fs::remove(out / "verified.json");
 
   // Data.
   const RunData run_data = load_run_data(root, spec.dataset, spec.split, p.pixels, p.pixel_scale);
@@ -303,8 +350,14 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
       .set("canonical_config", spec.canonical())
       .set("config", options.config)
       .set("dkp_version", version_string())
-      .set("git_sha", git_sha())
-      .set("armadillo", arma::arma_version::as_string())
+      .set("git_sha", git_sha());
+  set_tree(manifest);
+  if (ck) {
+    if (auto before = trained_before_by(old_manifest, ck->step)) {
+      manifest.set("trained_before_by", std::move(*before));
+    }
+  }
+  manifest.set("armadillo", arma::arma_version::as_string())
       .set("blas", platform::blas_config())
       .set("blas_core", platform::blas_core())
       .set("cpu", platform::cpu_description())
@@ -472,8 +525,9 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
                                     double(std::min<long>(p.batch, long(split.X_train.n_rows)))))
       .set("predict_s", predict_s)
       .set("resumed_from_step", (unsigned long)tr.resumed_from)
-      .set("git_sha", git_sha())
-      .set("finished", platform::now_iso8601())
+      .set("git_sha", git_sha());
+  set_tree(result);
+  result.set("finished", platform::now_iso8601())
       .set("cholesky", std::move(chol))
       .set("scalar_parameters", std::move(scalars));
   util::write_file_atomic(result_path, result.dump());

@@ -402,8 +402,9 @@ size_t clear_run_dir(const fs::path& run_dir) {
     throw Error(fmt::format("{} is being run by {} (run.lock): not clearing it", run_dir.string(),
                             p.holder.empty() ? "another process" : p.holder));
   }
-  static const char* const files[] = {"result.json", "checkpoint.bin", "trace.csv", "manifest.json",
-                                      "error.json",  "stdout.log",     "stderr.log"};
+  static const char* const files[] = {"result.json",   "checkpoint.bin", "trace.csv",
+                                      "manifest.json", "error.json",     "stdout.log",
+                                      "stderr.log",    "verified.json"};
   size_t removed = 0;
   for (const char* f : files) removed += fs::remove(run_dir / f, ec) ? 1 : 0;
   // Temporary files of interrupted atomic writes (<name>.tmp.<suffix>).

@@ -1,10 +1,11 @@
 // The result store: one directory per cell (DESIGN.md section 6),
 //   <results>/<grid>/<dataset>/split<k>/<hash>/{manifest.json, checkpoint.bin, result.json,
 //                                              trace.csv, error.json, stdout.log, stderr.log,
-//                                              run.lock}
+//                                              run.lock, verified.json}
 // and the state of a cell derived from what is there: its files, whether a process holds its
 // lock (platform::DirLock, taken by `dkp run`) and, when asked, whether its data fingerprint is the
-// data's now. Nothing here knows about models.
+// data's now. Nothing here knows about models. (verified.json, the record of `dkp grid verify
+// --record`, is experiments/provenance.hpp's: no state depends on it.)
 #pragma once
 
 #include <cstddef>
@@ -126,9 +127,9 @@ std::vector<RunSpec> pending_cells(const Grid& grid, const std::filesystem::path
                                    const StatusOptions& options = {});
 
 /// Removes what a run left in its directory (result.json, checkpoint.bin, trace.csv,
-/// manifest.json, error.json, the logs and temporary files; not run.lock) so that it is computed
-/// afresh, while holding the directory's lock. Throws dkp::Error naming the holder when another
-/// process holds it. Returns how many files were removed.
+/// manifest.json, error.json, the logs, verified.json and temporary files; not run.lock) so that
+/// it is computed afresh, while holding the directory's lock. Throws dkp::Error naming the holder
+/// when another process holds it. Returns how many files were removed.
 size_t clear_run_dir(const std::filesystem::path& run_dir);
 
 /// Cell j of `cells` goes to shard j mod n; returns shard i (0 <= i < n).

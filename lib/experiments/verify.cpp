@@ -391,6 +391,7 @@ CellVerdict judge(const RunSpec& cell, const fs::path& results_root, const fs::p
     v.failure = fmt::format("the stored result is gone ({})", to_string(st.state));
     return v;
   }
+  v.stored_dir = stored;
   if (cell_status(cell, scratch).state != CellState::done) {
     const std::string reason = read_error_reason(rerun / "error.json");
     v.failure = reason.empty() ? "no result.json" : reason;

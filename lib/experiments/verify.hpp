@@ -2,7 +2,8 @@
 // with a seeded generator (or one cell by its configuration hash), are run again exactly as the
 // batch runner runs them (run_cells, the same `dkp run ...` command line) into a fresh scratch
 // results root, and the rerun's result.json is compared with the stored one. The store is only
-// read, never written.
+// read, never written here (`dkp grid verify --record` then writes each verdict into its cell's
+// directory as verified.json: experiments/provenance.hpp).
 //
 // Comparison: every numeric top-level key of result.json except timing and provenance (train_s,
 // step_s, epoch_s, predict_s, any other *_s, finished, git_sha, resumed_from_step). When the
@@ -131,6 +132,9 @@ struct CellVerdict {
   Comparison comparison;
   Provenance stored, rerun;
   std::string failure;  ///< why the rerun failed (state failed)
+  /// The stored cell's run directory (under another grid when cell_status found it there); empty
+  /// when the stored result is gone.
+  std::filesystem::path stored_dir;
 };
 
 /// One line: "OK  bit-identical  <hash> <label>  (N values)",

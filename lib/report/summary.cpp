@@ -467,7 +467,8 @@ std::string paper_and_table(const Table& t) {
 
 std::string summary_markdown(const std::vector<Table>& all_tables,
                              const std::vector<Explanation>& explanations,
-                             const SummaryLinks& links, const std::vector<ClaimResult>* claims) {
+                             const SummaryLinks& links, const std::vector<ClaimResult>* claims,
+                             const ProvenanceCounts* provenance) {
   std::vector<Table> tables = tables_where_extra(all_tables, false);
   attach_explanations(tables, explanations);
   const std::vector<Table> others = tables_where_extra(all_tables, true);
@@ -484,6 +485,7 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
     o += " The papers' claims: " + claim_counts_text(count_claims(*claims)) + ".";
   }
   o += "**\n\n";
+  if (provenance) o += "**Provenance:** " + provenance_line(*provenance) + ".\n\n";
   o += "A *cell* is one entry of a table: one method's mean over the splits for one metric and "
        "one row (dataset, depth, kernel); a cell printed in two tables counts in both. *Planned*: "
        "in the experiment grid; *computed*: at least one split done (*complete*: all of them); "

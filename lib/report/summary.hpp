@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report/claims.hpp"
+#include "report/provenance.hpp"
 #include "report/table.hpp"
 
 namespace dkp::report {
@@ -107,11 +108,14 @@ struct SummaryLinks {
 /// the claim counts ("The papers' claims: S supported, C contradicted, U undecided.") and a
 /// section lists each claim's verdict, linking to the claims page. The explanations are attached
 /// to a copy of the tables (attach_explanations): each disagreement shows its explanation or
-/// "Unexplained.".
+/// "Unexplained.". With `provenance` (the committed store's counts,
+/// experiments::count_store_provenance), a line under the overall scoreboard says how many cells
+/// ran from a modified work tree and how many of those were verified at a clean commit.
 std::string summary_markdown(const std::vector<Table>& tables,
                              const std::vector<Explanation>& explanations,
                              const SummaryLinks& links = {},
-                             const std::vector<ClaimResult>* claims = nullptr);
+                             const std::vector<ClaimResult>* claims = nullptr,
+                             const ProvenanceCounts* provenance = nullptr);
 
 /// The page's figures, file stem (the paper key) -> SVG text: one per paper that has entries with
 /// both our mean and the paper's value, one panel per metric (ours against the paper's, error

@@ -18,6 +18,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "util/version.hpp"
 
 using namespace dkp::experiments;
 namespace fs = std::filesystem;
@@ -265,4 +266,54 @@ TEST_CASE("run_cell: --blas-threads runs training with that many BLAS threads, t
   RunOptions bad = tiny_options(dkp::test::temp_dir("run-blas-threads-0") / "cell", data_root);
   bad.blas_threads = 0;
   CHECK_THROWS_AS(run_cell(spec, bad), dkp::ConfigError);
+}
+
+TEST_CASE(
+    "run_cell: the binary's tree in manifest and result, and the earlier binaries of a resume") {
+  dkp::test::QuietLog quiet;
+  const fs::path data_root = synthetic_data_root("run-tree-data");
+  const RunSpec spec = tiny_spec();
+  const fs::path out = dkp::test::temp_dir("run-tree") / "cell";
+  const dkp::TreeState tree = dkp::tree_state();
+  auto check_tree = [&](const util::JsonValue& j) {
+    CHECK(j.at("git_sha") == dkp::git_sha());
+    if (tree == dkp::TreeState::unknown) {
+      CHECK(j.at("tree_modified").is_null());
+    } else {
+      CHECK(j.at("tree_modified") == (tree == dkp::TreeState::modified));
+    }
+    CHECK(j.contains("tree_diff_sha256") == (tree == dkp::TreeState::modified));
+    if (tree == dkp::TreeState::modified)
+      CHECK(j.at("tree_diff_sha256") == dkp::tree_diff_sha256());
+  };
+
+  // Stopped at step 7; the manifest then says another binary, of a modified tree, began it.
+  RunOptions stop = tiny_options(out, data_root);
+  stop.progress = [&](const dkp::training::StepInfo& s, const dkp::training::TrainOptions&) {
+    if (s.step == 7) dkp::training::stop_requested().store(true);
+  };
+  REQUIRE(run_cell(spec, stop).status == RunStatus::interrupted);
+  dkp::training::stop_requested().store(false);
+  util::JsonValue m = util::read_json_object(out / "manifest.json");
+  check_tree(m);
+  CHECK(!m.contains("trained_before_by"));
+  m["git_sha"] = "feedfacecafe-dirty";
+  m["tree_modified"] = true;
+  m["tree_diff_sha256"] = std::string(64, 'a');
+  util::write_file_atomic(out / "manifest.json", util::Json(m).dump());
+  // A verification of an earlier result goes when the cell is computed again.
+  util::write_file_atomic(out / "verified.json", "{}\n");
+
+  REQUIRE(run_cell(spec, tiny_options(out, data_root)).status == RunStatus::done);
+  CHECK(!fs::exists(out / "verified.json"));
+  const util::JsonValue m2 = util::read_json_object(out / "manifest.json");
+  check_tree(m2);
+  check_tree(util::read_json_object(out / "result.json"));
+  REQUIRE(m2.contains("trained_before_by"));
+  const auto& before = m2.at("trained_before_by");
+  REQUIRE(before.size() == 1);
+  CHECK(before[0].at("git_sha") == "feedfacecafe-dirty");
+  CHECK(before[0].at("tree_modified") == true);
+  CHECK(before[0].at("tree_diff_sha256") == std::string(64, 'a'));
+  CHECK(before[0].at("to_step") == 7);
 }

@@ -699,6 +699,14 @@ int cmd_grid(const std::vector<std::string>& args) {
   only("blas-threads", {"run", "verify", "plan"});
   only("cells", {"verify"});
   only("cell", {"verify", "run", "plan"});
+  // An empty hash (an unset shell variable: --cell "$UNSET") would otherwise mean every cell,
+  // and `run --force` would recompute them all.
+  if (vm.count("cell") &&
+      vm["cell"].as<std::string>().find_first_not_of(" \t") == std::string::npos) {
+    throw UsageError(
+        "--cell: empty configuration hash (an unset variable?); give a hash or a prefix of at "
+        "least 4 characters ('dkp grid status FILE --verbose' lists them)");
+  }
   only("force", {"run"});
   only("seed", {"verify"});
   only("estimate", {"plan"});

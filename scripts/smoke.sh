@@ -531,6 +531,11 @@ grep -Eq -- "$d1/result.json:[0-9]+:[0-9]+: not valid JSON: " "$work/s42.out" ||
 s42_run 0 "$dkp" grid run "${g42[@]}" --force --cell "${h1:0:6}" --quiet
 s42_has "computed 1, reused 0, failed 0"
 grep -q "\"config_hash\": \"$h1\"" "$d1/result.json" || fail "--force --cell did not recompute $h1"
+# An empty --cell (an unset variable) is a usage error, not every cell: nothing is recomputed.
+s42_run 2 "$dkp" grid run "${g42[@]}" --force --cell "" --quiet
+s42_has "--cell: empty configuration hash"
+s42_run 2 "$dkp" grid verify "${g42[@]}" --cell " "
+s42_has "--cell: empty configuration hash"
 # A cell without a result whose run.lock another process holds is running (the holder named),
 # skipped by grid run as running elsewhere, and --force refuses to clear it.
 mv "$d2/result.json" "$work/s42-result.json"

@@ -68,6 +68,40 @@ std::string string_member(const util::JsonValue& n, const char* key, const fs::p
   }
 }
 
+// The result.json schema of a done cell's numbers: what is wrong, "<file>: key 'K': ...", or "".
+// Every metric key present is a finite number within its range, and test_ll is there when the run
+// predicted (n_test >= 1): a damaged or deleted value never becomes a split silently missing from
+// a table.
+std::string result_schema_damage(const util::JsonValue& n, const fs::path& file) {
+  struct Key {
+    const char* name;
+    double lo, hi;
+  };
+  const double big = 1e6;  // |ELBO| or |test LL| per datapoint beyond this is no result
+  const Key keys[] = {
+      {"elbo", -big, big},    {"elbo_mean", -big, big}, {"elbo_se", 0, big}, {"test_ll", -big, big},
+      {"test_rmse", 0, 1e12}, {"test_acc", 0, 1},       {"train_s", 0, 1e9}, {"predict_s", 0, 1e9},
+      {"step_s", 0, 1e9},     {"epoch_s", 0, 1e9},      {"n_train", 1, 1e9}, {"n_test", 0, 1e9},
+  };
+  auto bad = [&](const char* key, const std::string& what) {
+    return fmt::format("{}: key '{}': {}", file.string(), key, what);
+  };
+  for (const Key& k : keys) {
+    const auto it = n.find(k.name);
+    if (it == n.end()) continue;
+    if (!it->is_number()) return bad(k.name, fmt::format("not a number ({})", it->dump()));
+    const double v = it->get<double>();
+    if (!std::isfinite(v) || v < k.lo || v > k.hi) {
+      return bad(k.name, fmt::format("{} is outside [{}, {}]", v, k.lo, k.hi));
+    }
+  }
+  const auto n_test = n.find("n_test");
+  if (n_test != n.end() && n_test->get<double>() >= 1 && !n.contains("test_ll")) {
+    return bad("test_ll", "missing (the run predicted: n_test >= 1)");
+  }
+  return "";
+}
+
 }  // namespace
 
 std::optional<std::string> result_hash(const fs::path& result_json) {
@@ -94,7 +128,11 @@ std::map<std::string, double> numeric_values(const util::JsonValue& n) {
 }  // namespace
 
 std::map<std::string, double> read_result_values(const fs::path& result_json) {
-  return numeric_values(util::read_json_object(result_json));
+  const util::JsonValue n = util::read_json_object(result_json);
+  if (const std::string damage = result_schema_damage(n, result_json); !damage.empty()) {
+    throw DataError(damage);
+  }
+  return numeric_values(n);
 }
 
 double run_seconds(const std::map<std::string, double>& values) {
@@ -159,6 +197,7 @@ ResultFile read_result_file(const fs::path& file) {
   if (!r.damage.empty()) return r;
   if (r.hash.empty()) r.damage = fmt::format("{}: no config_hash", file.string());
   r.data_sha256 = string_member(n, "data_sha256", file, r.damage);
+  if (r.damage.empty()) r.damage = result_schema_damage(n, file);
   return r;
 }
 
@@ -308,6 +347,7 @@ std::string check_finished_cell(const fs::path& dir, const std::string& hash, Fi
   try {
     const util::JsonValue res = util::read_json_object(result);
     const std::string r = util::json_string(res, "config_hash", result.string());
+    if (std::string damage = result_schema_damage(res, result); !damage.empty()) return damage;
     if (r != hash) {
       return fmt::format("{}: config_hash '{}' is not the run directory's {}", result.string(), r,
                          hash);

@@ -281,6 +281,42 @@ TEST_CASE("a result or checkpoint made from other data than the data now present
   CHECK(check.damaged.empty());
 }
 
+TEST_CASE(
+    "result.json numbers: not a finite number in its range, or a predicting run's test LL gone") {
+  const fs::path root = dkp::test::temp_dir("schema");
+  const Grid g = parse_grid(grid_text("s", "[0]"), "s.yaml");
+  const RunSpec& c = g.cells[0];
+  const fs::path file = c.run_dir(root) / "result.json";
+  const std::string result = file.string();
+  write_manifest(c, root);
+  auto with = [&](const std::string& members) {
+    write_file_atomic(file,
+                      "{\"config_hash\": \"" + c.hash() + "\", \"n_test\": 51" + members + "}\n");
+    return cell_status(c, root);
+  };
+  CHECK(with(", \"test_ll\": -1.5, \"test_acc\": 0.5").state == CellState::done);
+  CellStatus st = with(", \"test_ll\": \"abc\"");
+  CHECK(st.state == CellState::damaged);
+  CHECK(st.detail == result + ": key 'test_ll': not a number (\"abc\")");
+  CHECK(with(", \"test_ll\": null").detail == result + ": key 'test_ll': not a number (null)");
+  CHECK(
+      contains(with(", \"test_ll\": 1e308").detail, result + ": key 'test_ll': 1e+308 is outside"));
+  CHECK(contains(with(", \"test_ll\": -1, \"test_acc\": 1.5").detail,
+                 "key 'test_acc': 1.5 is outside"));
+  CHECK(contains(with(", \"test_ll\": -1, \"train_s\": -3").detail, "key 'train_s'"));
+  st = with("");
+  CHECK(st.state == CellState::damaged);
+  CHECK(st.detail == result + ": key 'test_ll': missing (the run predicted: n_test >= 1)");
+  // The tables get the same damage, not a split silently left out of a mean.
+  with(", \"test_ll\": \"abc\"");
+  CHECK_THROWS_AS(read_result_values(file), dkp::DataError);
+  StoreCheck check;
+  const auto records = collect_records(g, root, {}, &check);
+  REQUIRE(check.damaged.size() == 1);
+  CHECK(contains(check.damaged[0].detail, "key 'test_ll'"));
+  CHECK(records[0].state == "failed");
+}
+
 TEST_CASE("tables: damaged cells are noted, interrupted ones shown as running") {
   const fs::path root = dkp::test::temp_dir("tables-check");
   const Grid g = parse_grid(grid_text("t", "[0, 1]"), "t.yaml");

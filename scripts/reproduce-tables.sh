@@ -18,6 +18,7 @@ profile=${2:-sample}
 jobs=${3:-$(nproc 2>/dev/null || echo 1)}
 results=${4:-results/runs}
 tables=${5:-results/tables}
+allow_dirty=${6:-}  # --allow-dirty (make ALLOW_DIRTY=1): passed to every grid run
 start=$(date +%s)
 # Ctrl-C or a TERM stops the whole job, not only the grid it interrupts: dkp grid run leaves its
 # cells resumable and exits 130, and so does this script then.
@@ -56,7 +57,7 @@ echo "== estimate (profile $profile, $jobs jobs)"
   echo "reproduce-tables: no estimate (dkp grid plan --estimate failed); computing anyway" >&2
 for g in "${grids[@]}"; do
   echo "== $g (profile $profile, $jobs jobs)"
-  "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results"
+  "$dkp" grid run "$g" --profile "$profile" -j "$jobs" --results "$results" $allow_dirty
   rc=$?
   [ $rc -eq 130 ] && interrupted
   [ $rc -eq 0 ] || failed+=("grid $g")

@@ -24,7 +24,6 @@ double RefRow::standard_error(int n_fallback) const {
     const int n = n_splits > 0 ? n_splits : n_fallback;
     return n > 0 ? *error / std::sqrt(static_cast<double>(n)) : *error;
   }
-  if (error_kind == "2se_paired") return *error / 2.0;
   return 0.0;
 }
 

@@ -34,9 +34,9 @@ struct RefRow {
   std::vector<int> splits;
 
   /// The paper's standard error of the mean implied by (error, error_kind): se -> error,
-  /// sd -> error / sqrt(n) (n = n_splits, else `n_fallback`), 2se_paired -> error / 2 (a proxy:
-  /// the paper prints no marginal error; 0 for the best method), unspecified -> error,
-  /// none -> 0.
+  /// sd -> error / sqrt(n) (n = n_splits, else `n_fallback`), unspecified -> error; 0 for
+  /// 2se_paired (an error of the paired difference to the row's best method says nothing of the
+  /// mean's own: RefRow::spread_sd and the "paired" rule of judge_table use it) and none.
   double standard_error(int n_fallback) const;
   /// The standard deviation of the printed mean's rounding: u / sqrt(12) for the place value u
   /// of its last printed digit ("-0.01": 0.01; "4.23e-5": 1e-7); 0 without a printed mean.

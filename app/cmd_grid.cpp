@@ -752,6 +752,18 @@ int cmd_grid(const std::vector<std::string>& args) {
                          vm["profile"].as<std::string>(), vm["results"].as<std::string>(), vm,
                          status, vm["data"].as<std::string>());
   }
+  if (action == "status") {
+    // A mistyped or relative --results shows every cell "missing": say why (a grid's cells are
+    // still listed, hashes included, as before anything ran).
+    const fs::path root = vm["results"].as<std::string>();
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+      std::cerr << fmt::format(
+          "note: --results {}: no such directory ({}): every cell is missing there (relative "
+          "paths are from the working directory)\n",
+          root.string(), fs::absolute(root).lexically_normal().string());
+    }
+  }
   if (action == "status" && files.size() > 1) {
     // A line per grid (and its cells with --verbose); a grid without the profile says so.
     auto fingerprints = data_fingerprints(vm["data"].as<std::string>());

@@ -531,6 +531,9 @@ grep -Eq -- "$d1/result.json:[0-9]+:[0-9]+: not valid JSON: " "$work/s42.out" ||
 s42_run 0 "$dkp" grid run "${g42[@]}" --force --cell "${h1:0:6}" --quiet
 s42_has "computed 1, reused 0, failed 0"
 grep -q "\"config_hash\": \"$h1\"" "$d1/result.json" || fail "--force --cell did not recompute $h1"
+# A results root that does not exist is named beside its "missing" cells.
+s42_run 0 "$dkp" grid status experiments/smoke.yaml --results "$work/no-such-store"
+s42_has "note: --results $work/no-such-store: no such directory"
 # An empty --cell (an unset variable) is a usage error, not every cell: nothing is recomputed.
 s42_run 2 "$dkp" grid run "${g42[@]}" --force --cell "" --quiet
 s42_has "--cell: empty configuration hash"

@@ -29,7 +29,9 @@ const std::vector<Command>& commands() {
        cmd_params},
       {"grid", "expand, plan, run and inspect experiment grids", cmd_grid},
       {"tables", "aggregate results into the papers' tables (LaTeX, CSV)", cmd_tables},
-      {"data", "list and verify datasets", cmd_data},
+      {"data",
+       "list and verify datasets; the no-learning baseline of each split (list|verify|baseline)",
+       cmd_data},
       {"bench", "time training steps, prediction and kernels", cmd_bench},
       {"toy", "the compositional-uncertainty paper's toy DGPs (its Table 1 and Figure 5)", cmd_toy},
   };

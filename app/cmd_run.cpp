@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "experiments/lr_schedule.hpp"
+#include "experiments/names.hpp"
 #include "experiments/provenance.hpp"
 #include "experiments/run.hpp"
 #include "experiments/run_spec.hpp"
@@ -147,8 +148,30 @@ void store_config_file(const std::string& path, const po::options_description& d
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     if (key == "config" || !desc.find_nothrow(key, false)) {
+      // A hint: the option of the closest name (keys are the options' long names, dashed), or
+      // the grid command for a grid file.
+      std::string hint;
+      size_t best = 3;
+      std::string dashed = key;
+      std::replace(dashed.begin(), dashed.end(), '_', '-');
+      for (const auto& o : desc.options()) {
+        const std::string& name = o->long_name();
+        if (name == "config") continue;
+        const size_t d = name == dashed ? 0 : experiments::edit_distance(dashed, name);
+        if (d < best) {
+          best = d;
+          hint = fmt::format(" (did you mean '{}'?)", name);
+        }
+      }
+      for (const char* grid_key : {"name", "family", "axes", "protocol", "profiles"}) {
+        if (key == grid_key) {
+          hint =
+              " (a grid file? it is run with 'dkp grid run FILE'; --config takes dkp run's "
+              "options)";
+        }
+      }
       throw ConfigError(
-          fmt::format("{}:{}: unknown key '{}'", path, kv.first.Mark().line + 1, key));
+          fmt::format("{}:{}: unknown key '{}'{}", path, kv.first.Mark().line + 1, key, hint));
     }
     if (!kv.second.IsScalar()) {
       throw ConfigError(fmt::format("{}:{}: key '{}' needs a scalar value", path,

@@ -534,6 +534,13 @@ grep -q "\"config_hash\": \"$h1\"" "$d1/result.json" || fail "--force --cell did
 # A results root that does not exist is named beside its "missing" cells.
 s42_run 0 "$dkp" grid status experiments/smoke.yaml --results "$work/no-such-store"
 s42_has "note: --results $work/no-such-store: no such directory"
+# dkp run --config: an unknown key is named with its line and the closest option; a grid file
+# given there says so.
+printf 'dataset: yacht\ntest_samples: 10\n' >"$work/s42-config.yaml"
+s42_run 2 "$dkp" run --config "$work/s42-config.yaml" --out "$work/s42-config-run"
+s42_has "$work/s42-config.yaml:2: unknown key 'test_samples' (did you mean 'test-samples'?)"
+s42_run 2 "$dkp" run --config experiments/smoke.yaml --out "$work/s42-config-run"
+s42_has "(a grid file? it is run with 'dkp grid run FILE'"
 # An empty --cell (an unset variable) is a usage error, not every cell: nothing is recomputed.
 s42_run 2 "$dkp" grid run "${g42[@]}" --force --cell "" --quiet
 s42_has "--cell: empty configuration hash"

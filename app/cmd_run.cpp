@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
 #include "cli.hpp"
@@ -361,6 +362,8 @@ int cmd_run(const std::vector<std::string>& args) {
   opt.data_root = vm["data"].as<std::string>();
   opt.force = vm.count("force") > 0;
   opt.config = options_json(vm);
+  // Without --out the run directory is derived from the configuration: say where it is.
+  if (!vm.count("out")) spdlog::info("run directory: {}", opt.out.string());
 
   const experiments::RunOutcome outcome = experiments::run_cell(spec, opt);
   switch (outcome.status) {

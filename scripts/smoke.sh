@@ -541,6 +541,16 @@ s42_run 2 "$dkp" run --config "$work/s42-config.yaml" --out "$work/s42-config-ru
 s42_has "$work/s42-config.yaml:2: unknown key 'test_samples' (did you mean 'test-samples'?)"
 s42_run 2 "$dkp" run --config experiments/smoke.yaml --out "$work/s42-config-run"
 s42_has "(a grid file? it is run with 'dkp grid run FILE'"
+# Without --out, dkp run says where its run directory is.
+# (run from a scratch directory, with the data root dkp would find from here: $DKP_DATA, ./data,
+# then ../shared/data)
+if [ -n "${DKP_DATA:-}" ]; then droot=$DKP_DATA; elif [ -d data ]; then droot=data; else droot=../shared/data; fi
+droot=$(cd "$droot" && pwd)
+dkp_abs=$(realpath "$dkp")
+(cd "$work" && "$dkp_abs" run --dataset yacht --split 0 --model sgp --steps 5 --kl-anneal 1 \
+  --test-samples 2 --data "$droot" >"$work/s42.out" 2>&1) ||
+  fail "dkp run without --out: $(tail -3 "$work/s42.out")"
+s42_has "run directory: results/runs/adhoc/yacht/split0/"
 # An empty --cell (an unset variable) is a usage error, not every cell: nothing is recomputed.
 s42_run 2 "$dkp" grid run "${g42[@]}" --force --cell "" --quiet
 s42_has "--cell: empty configuration hash"

@@ -295,17 +295,13 @@ double t_quantile_975(int df) {
 }
 
 PairedTest paired_t_test(const std::vector<double>& d) {
+  const SampleStats st = stats_of(d);
   PairedTest t;
-  t.n = static_cast<int>(d.size());
-  if (t.n == 0) return t;
-  double sum = 0;
-  for (double v : d) sum += v;
-  t.mean = sum / t.n;
+  t.n = static_cast<int>(st.n);
+  t.mean = st.mean;
   if (t.n < 2) return t;
-  double ss = 0;
-  for (double v : d) ss += (v - t.mean) * (v - t.mean);
-  t.sd = std::sqrt(ss / (t.n - 1));
-  const double half = t_quantile_975(t.n - 1) * t.sd / std::sqrt(static_cast<double>(t.n));
+  t.sd = st.sd;
+  const double half = t_quantile_975(t.n - 1) * st.se;
   t.lo = t.mean - half;
   t.hi = t.mean + half;
   return t;

@@ -22,13 +22,20 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-struct Stats {
-  size_t n = 0;
-  double mean = 0, sd = 0, se = 0;
-};
+// Paired differences a - b over the splits both have.
+std::vector<double> paired(const std::map<int, double>& a, const std::map<int, double>& b) {
+  std::vector<double> d;
+  for (const auto& [split, va] : a) {
+    const auto it = b.find(split);
+    if (it != b.end()) d.push_back(va - it->second);
+  }
+  return d;
+}
 
-Stats stats_of(const std::vector<double>& x) {
-  Stats s;
+}  // namespace
+
+SampleStats stats_of(const std::vector<double>& x) {
+  SampleStats s;
   s.n = x.size();
   if (s.n == 0) return s;
   double sum = 0;
@@ -42,18 +49,6 @@ Stats stats_of(const std::vector<double>& x) {
   }
   return s;
 }
-
-// Paired differences a - b over the splits both have.
-std::vector<double> paired(const std::map<int, double>& a, const std::map<int, double>& b) {
-  std::vector<double> d;
-  for (const auto& [split, va] : a) {
-    const auto it = b.find(split);
-    if (it != b.end()) d.push_back(va - it->second);
-  }
-  return d;
-}
-
-}  // namespace
 
 bool higher_is_better(const std::string& metric) {
   if (ends_with(metric, "_s") || metric.find("rmse") != std::string::npos ||
@@ -183,7 +178,7 @@ void judge_entry(const TableSpec& spec, const Table& t, const Row& row, Entry& e
   const RefRow& ref = *e.ref;
   std::vector<double> xs;
   for (const auto& [split, v] : e.by_split) xs.push_back(v);
-  const Stats ours = stats_of(xs);
+  const SampleStats ours = stats_of(xs);
   const double r = ref.rounding_sd();
   const std::string& metric = row.metric;
   auto decide = [&](const std::string& rule, double tol, double a, double b) {
@@ -204,7 +199,7 @@ void judge_entry(const TableSpec& spec, const Table& t, const Row& row, Entry& e
       if (&o != &e && is_paired_best(o)) best = &o;
     const std::optional<double> sigma_p = ref.spread_sd();
     if (!best || !sigma_p) return;
-    const Stats d = stats_of(paired(e.by_split, best->by_split));
+    const SampleStats d = stats_of(paired(e.by_split, best->by_split));
     if (d.n == 0) return;
     const double rd = std::hypot(r, best->ref->rounding_sd());
     decide("paired", mean_tolerance(d.n, *sigma_p, ref.n_splits, rd), d.mean,
@@ -461,7 +456,7 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             if (e.n_expected > 0) any = true;
             std::vector<double> xs;
             for (const auto& [s, v] : e.by_split) xs.push_back(v);
-            const Stats st = stats_of(xs);
+            const SampleStats st = stats_of(xs);
             if (st.n >= 1) e.mean = st.mean;
             if (st.n >= 2) {
               e.sd = st.sd;
@@ -538,7 +533,7 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
               case Convention::paired2se:
                 if (best >= 0 && !e.best && e.mean) {
                   const auto d = paired(e.by_split, row.entries[best].by_split);
-                  const Stats sd = stats_of(d);
+                  const SampleStats sd = stats_of(d);
                   if (sd.n >= 2) {
                     e.shown_error = 2.0 * sd.se;
                     e.shown_error_kind = "2se_paired";
@@ -568,7 +563,7 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
               bool bold = true;
               for (const auto& e : row.entries) {
                 if (&e == &b || !e.mean) continue;
-                const Stats sd = stats_of(paired(b.by_split, e.by_split));
+                const SampleStats sd = stats_of(paired(b.by_split, e.by_split));
                 if (sd.n < 2 || std::fabs(sd.mean) <= 2.0 * sd.se) bold = false;
               }
               b.bold = bold;
@@ -595,7 +590,7 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
             }
             e.code_agree = "n/a";
             if (!all || v.empty()) continue;
-            const Stats st = stats_of(v);
+            const SampleStats st = stats_of(v);
             e.code_ours = st.mean;
             if (st.n >= 2) e.code_ours_se = st.se;
             e.code_ref_se = e.code_ref->standard_error(int(v.size()));

@@ -38,6 +38,13 @@ std::optional<double> metric_value(const CellRecord& c, const std::string& metri
 /// predict_s. nullopt without train_s.
 std::optional<double> cell_cost_s(const CellRecord& c);
 
+/// Mean, sample sd (n - 1) and standard error of values; sd and se 0 below two values.
+struct SampleStats {
+  size_t n = 0;
+  double mean = 0, sd = 0, se = 0;
+};
+SampleStats stats_of(const std::vector<double>& x);
+
 /// True for metrics where larger is better (elbo, test_ll, test_acc*, *_diff).
 bool higher_is_better(const std::string& metric);
 

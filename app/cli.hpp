@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "models/options.hpp"
+
 namespace dkp::cli {
 
 namespace po = boost::program_options;
@@ -40,6 +42,13 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 /// The --blas-threads value of `vm` (dkp run, grid run/verify/plan, bench model): at least 1, or
 /// a UsageError.
 int blas_threads_option(const po::variables_map& vm);
+
+/// The model options' flags (models/options.hpp), one per declared option, added to `desc`
+/// (app/model_options.cpp).
+void add_model_options(po::options_description& desc);
+/// The model options `vm` holds (given or default) after add_model_options; ConfigError for a
+/// value the option does not take.
+models::OptionValues model_options_of(const po::variables_map& vm);
 
 struct Command {
   const char* name;

@@ -179,9 +179,7 @@ int bench_model(const po::variables_map& vm) {
     spec.depth = depth;
     spec.kernel = vm["kernel"].as<std::string>();
     spec.protocol.inducing = vm["inducing"].as<long>();
-    spec.hidden_ard = vm["hidden-ard"].as<bool>();
-    spec.gi_precision = vm["gi-precision"].as<std::string>();
-    spec.stl = vm["stl"].as<std::string>();
+    spec.options = model_options_of(vm);
     const random::Stream run = experiments::run_stream(spec);
     const auto model = experiments::make_run_model(
         spec, experiments::resolve_width(spec.protocol.width, split.X_train.n_cols), split, run);
@@ -230,9 +228,7 @@ int bench_model(const po::variables_map& vm) {
     if (spec.model == "dgp" && !spec.inference.empty()) label += "/" + spec.inference;
     if (spec.model == "dwp" && !spec.posterior.empty()) label += "/" + spec.posterior;
     if (spec.model != "sgp" && spec.kernel != "se") label += " (" + spec.kernel + ")";
-    if (spec.hidden_ard) label += " ard";
-    if (models::parse_gi_precision(spec.gi_precision)) label += " per-out";
-    if (spec.model == "dwp" && spec.stl != "on") label += " stl " + spec.stl;
+    for (const auto& [name, value] : spec.options.set_values()) label += " " + name + "=" + value;
     if (group_ms.size() > 1) {
       std::string ms;
       for (const auto& g : group_ms)
@@ -298,9 +294,6 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("inference", po::value<std::string>()->default_value("global-inducing"), "dgp inference")
     ("posterior", po::value<std::string>()->default_value(""), "dwp posterior")
     ("kernel", po::value<std::string>()->default_value("se"), "kernel")
-    ("hidden-ard", po::bool_switch(), "dgp global-inducing: ARD in every layer (as dkp run)")
-    ("stl", po::value<std::string>()->default_value("on"), "dwp: on | off | mixing (as dkp run)")
-    ("gi-precision", po::value<std::string>()->default_value("shared"), "dgp global-inducing: shared | per-output (as dkp run)")
     ("depth", po::value<std::vector<int>>()->multitoken()->default_value({2, 5}, "2 5"), "depths")
     ("samples", po::value<long>()->default_value(10), "Monte Carlo samples per step")
     ("test-samples", po::value<long>()->default_value(100), "samples of the timed prediction (0: none)")
@@ -311,6 +304,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     ("blas-threads", po::value<int>()->default_value(1), "model: OpenBLAS threads inside each BLAS and LAPACK call (as dkp run)")
     ("flops", po::bool_switch(), "model: also count the step's BLAS/LAPACK flops, their rate and time share, in all and by routine (reruns itself with libdkp_blas_count.so preloaded)");
   // clang-format on
+  add_model_options(desc);  // as dkp run
   po::positional_options_description pos;
   pos.add("what", 1);
   po::variables_map vm;

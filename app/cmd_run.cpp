@@ -62,37 +62,10 @@ po::options_description run_options() {
     ("pixel-scale", po::value<double>()->default_value(1.0),
      "mnist, rectangles, cifar10: multiply the pixels (after --pixels) by this factor; the Gram models' output prior "
      "variance grows with its square (README, MNIST classification)")
-    ("init-lengthscale", po::value<double>()->default_value(0.0, "the model's: 1"),
-     "sgp, dgp dsvi: initial lengthscale of every SE kernel (the DSVI report's MNIST code: 2)")
-    ("init-variance", po::value<double>()->default_value(0.0, "the model's: 1"),
-     "sgp, dgp dsvi: initial variance of every SE kernel (the DSVI report's MNIST code: 2)")
-    ("delta-init", po::value<double>()->default_value(models::kDiwpDeltaInit, "e^4 = 54.598"),
-     "diwp: initial delta of every inverse Wishart layer (1 collapses the SE DIWP; README)")
-    ("diwp-dof", po::value<std::string>()->default_value("point"),
-     "diwp: dof of each train/test point's conditional: point (delta + P + 2, appendix I) | "
-     "batch (delta + P + B + 1, B the batch size, as bayesfunc)")
-    ("diwp-omega-v", po::value<std::string>()->default_value("n0"),
-     "diwp: the input layer's Q(Omega) = IW(delta I + V V^T / N0) (n0) | IW(delta I + V V^T) "
-     "(paper: eq. 96, bayesfunc's SingularIWLayer)")
-    ("stl", po::value<std::string>()->default_value("on"),
-     "dwp: sticking the landing in log Q: on (the Bartlett parameters alpha, beta, mu, sigma, "
-     "as the GW paper's appendix F) | off | mixing (agw|abgw: A' and B as well)")
-    ("a-prime-scale", po::value<double>()->default_value(1.0),
-     "dwp agw|abgw: A' = c Phi with Phi the optimised parameter (init I / c), so Adam's steps on "
-     "A' are c times the learning rate")
-    ("mu-param", po::value<std::string>()->default_value("direct"),
-     "dwp: the Bartlett means' parameter: direct (mu itself) | bayesfunc (mu = mu_raw / sqrt(m), "
-     "m = min(P, nu), as bayesfunc's WishartLayer, so Adam's steps on mu are lr / sqrt(m))")
     ("pixels", po::value<std::string>()->default_value("unit"),
      "mnist, rectangles, cifar10: unit (pixels in [0, 1], as the DSVI reference code) | standard (minus the training "
      "images' mean pixel, over their standard deviation, as PyTorch's usual normalisation and "
      "the DKP paper's reference code; cifar10: per colour plane)")
-    ("hidden-ard", po::bool_switch(),
-     "dgp global-inducing: ARD lengthscales in every layer, not only the first (changes the "
-     "prior; the DWP papers' DGP has one lengthscale per hidden layer)")
-    ("gi-precision", po::value<std::string>()->default_value("shared"),
-     "dgp global-inducing: the pseudo-likelihood precision of a layer's q(U): shared by its "
-     "output columns (bayesfunc) | per-output (one per column)")
     ("steps", po::value<long>()->default_value(20000), "Adam steps")
     ("lr-schedule", po::value<std::string>()->default_value("0:0.01,10000:0.001"),
      "learning rates as step:lr pairs")
@@ -131,6 +104,7 @@ po::options_description run_options() {
                     "modified work tree, which is refused without it (manifest.json records "
                     "tree_modified)");
   // clang-format on
+  add_model_options(d);
   return d;
 }
 
@@ -147,7 +121,9 @@ void store_config_file(const std::string& path, const po::options_description& d
   if (!root.IsMap()) throw ConfigError(fmt::format("{}: expected a mapping of options", path));
   std::vector<std::string> args;
   for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
+    // Keys are the options' long names, with dashes or, as in grid files, underscores.
+    auto key = kv.first.as<std::string>();
+    std::replace(key.begin(), key.end(), '_', '-');
     if (key == "config" || !desc.find_nothrow(key, false)) {
       // A hint: the option of the closest name (keys are the options' long names, dashed), or
       // the grid command for a grid file.
@@ -178,8 +154,19 @@ void store_config_file(const std::string& path, const po::options_description& d
       throw ConfigError(fmt::format("{}:{}: key '{}' needs a scalar value", path,
                                     kv.second.Mark().line + 1, key));
     }
+    // A switch (--force, --hidden-ard) is given by true or on, left out by false or off.
+    const std::string value = kv.second.as<std::string>();
+    if (desc.find(key, false).semantic()->max_tokens() == 0) {
+      if (value == "true" || value == "on") {
+        args.push_back("--" + key);
+      } else if (value != "false" && value != "off") {
+        throw ConfigError(fmt::format("{}:{}: key '{}' is a switch: true or false, not '{}'", path,
+                                      kv.second.Mark().line + 1, key, value));
+      }
+      continue;
+    }
     args.push_back("--" + key);
-    if (key != "force" && key != "allow-dirty") args.push_back(kv.second.as<std::string>());
+    args.push_back(value);
   }
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -241,14 +228,7 @@ experiments::RunSpec run_spec_of(const po::variables_map& vm) {
   spec.depth = vm["depth"].as<int>();
   if (spec.model == "sgp" && vm["depth"].defaulted()) spec.depth = 1;
   spec.kernel = vm["kernel"].as<std::string>();
-  spec.delta_init = vm["delta-init"].as<double>();
-  spec.diwp_dof = vm["diwp-dof"].as<std::string>();
-  spec.diwp_omega_v = vm["diwp-omega-v"].as<std::string>();
-  spec.stl = vm["stl"].as<std::string>();  // checked with the rest of the spec
-  spec.a_prime_scale = vm["a-prime-scale"].as<double>();
-  spec.mu_param = vm["mu-param"].as<std::string>();  // checked with the rest of the spec
-  spec.hidden_ard = vm["hidden-ard"].as<bool>();
-  spec.gi_precision = vm["gi-precision"].as<std::string>();
+  spec.options = model_options_of(vm);  // checked with the rest of the spec
   auto& p = spec.protocol;
   p.steps = positive("steps");
   p.lr_schedule = vm.count("lr")
@@ -269,8 +249,6 @@ experiments::RunSpec run_spec_of(const po::variables_map& vm) {
   p.width = vm["width"].as<std::string>();
   p.pixels = vm["pixels"].as<std::string>();
   p.pixel_scale = vm["pixel-scale"].as<double>();
-  p.init_lengthscale = vm["init-lengthscale"].as<double>();
-  p.init_variance = vm["init-variance"].as<double>();
   p.seed = vm["seed"].as<uint64_t>();
   if (spec.split < 0) throw UsageError("--split must be >= 0");
   return spec;

@@ -59,11 +59,8 @@ constexpr double kForwardShare = 0.5;
 // The model options that change a step's work, when not at their defaults.
 std::string option_text(const RunSpec& c) {
   std::string s;
-  if (c.hidden_ard) s += " hidden-ard";
-  if (c.gi_precision != "shared") s += " gi-precision=" + c.gi_precision;
-  if (c.diwp_dof != "point") s += " diwp-dof=" + c.diwp_dof;
-  if (c.diwp_omega_v != "n0") s += " diwp-omega-v=" + c.diwp_omega_v;
-  if (c.stl != "on") s += " stl=" + c.stl;
+  for (const auto& [name, value] : c.options.set_values())
+    if (models::option_decl(name).changes_cost) s += " " + name + "=" + value;
   return s;
 }
 

@@ -182,13 +182,11 @@ struct ProtocolPatch {
   Field<uint64_t> seed;
   Field<std::vector<LrPoint>> lr_schedule;
   Field<std::string> kernel, width, pixels;
-  Field<double> init_lengthscale, init_variance, pixel_scale;
+  Field<double> pixel_scale;
 
   void overlay(const ProtocolPatch& o) {
     pixels.overlay(o.pixels);
     pixel_scale.overlay(o.pixel_scale);
-    init_lengthscale.overlay(o.init_lengthscale);
-    init_variance.overlay(o.init_variance);
     steps.overlay(o.steps);
     kl_anneal.overlay(o.kl_anneal);
     train_samples.overlay(o.train_samples);
@@ -202,11 +200,46 @@ struct ProtocolPatch {
   }
 };
 
-const std::vector<std::string> kProtocolKeys = {"steps",         "lr_schedule",  "kl_anneal",
-                                                "train_samples", "test_samples", "inducing",
-                                                "batch",         "kernel",       "width",
-                                                "seed",          "pixels",       "init_lengthscale",
-                                                "init_variance", "pixel_scale"};
+const std::vector<std::string> kProtocolKeys = {
+    "steps",  "lr_schedule", "kl_anneal", "train_samples", "test_samples", "inducing", "batch",
+    "kernel", "width",       "seed",      "pixels",        "pixel_scale",  "options"};
+
+// Model options (models/options.hpp) by name: the values of each, more than one a sweep.
+struct OptionsPatch {
+  std::map<std::string, Field<std::vector<std::string>>> values;
+  void overlay(const OptionsPatch& o) {
+    for (const auto& [name, f] : o.values) values[name] = f;
+  }
+};
+
+// An `options:` mapping: option name -> a value or a list of values (a sweep), each checked
+// against the option's declaration.
+OptionsPatch parse_options(const Parser& P, const YAML::Node& v, const std::string& key) {
+  OptionsPatch out;
+  P.check_keys(v, key, models::option_names());
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string name = it->first.Scalar();
+    const std::string k = key + "." + name;
+    const auto& decl = models::option_decl(name);
+    auto values = P.get_list<std::string>(
+        it->second, k,
+        [&](const YAML::Node& n, const std::string& kk) {
+          const std::string text = P.get_string(n, kk);
+          try {
+            const std::string value = models::canonical_value(decl, text, kk);
+            models::check_value(decl, value);
+            return value;
+          } catch (const ConfigError& e) {
+            P.fail(n, kk, e.what());
+          }
+        },
+        true);
+    std::set<std::string> uniq(values.begin(), values.end());
+    if (uniq.size() != values.size()) P.fail(it->second, k, "a value is listed twice");
+    out.values[name].set(values, P.where(it->second, k));
+  }
+  return out;
+}
 
 // Parses the protocol keys present in `map` (other keys are the caller's business).
 ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const std::string& path,
@@ -238,10 +271,6 @@ ProtocolPatch parse_protocol_keys(const Parser& P, const YAML::Node& map, const 
       p.pixels.set(P.get_choice(v, key, kPixelRules), w);
     } else if (k == "pixel_scale") {
       p.pixel_scale.set(P.get_positive_double(v, key), w);
-    } else if (k == "init_lengthscale") {
-      p.init_lengthscale.set(P.get_positive_double(v, key), w);
-    } else if (k == "init_variance") {
-      p.init_variance.set(P.get_positive_double(v, key), w);
     } else if (k == "width") {
       const std::string s = P.get_string(v, key);
       if (!contains(kWidthRules, s) && !is_width_integer(s)) {
@@ -285,6 +314,7 @@ struct ModelEntry {
   Field<std::vector<std::string>> kernels;
   Field<std::vector<long>> inducing;
   ProtocolPatch protocol;
+  OptionsPatch options;  ///< the entry's `options:`: every one must be the model's
   Where where;
 };
 
@@ -296,8 +326,10 @@ struct Axes {
   Field<std::vector<std::string>> kernels;
   std::optional<std::vector<ModelEntry>> models;
   Where models_where;
+  OptionsPatch options;  ///< `axes.options` (and `protocol.options`): where a model takes them
 
   void overlay(const Axes& o) {
+    options.overlay(o.options);
     datasets.overlay(o.datasets);
     if (o.splits.value) {
       splits = o.splits;
@@ -417,12 +449,14 @@ ModelEntry parse_model_entry(const Parser& P, const YAML::Node& e, const std::st
         P.where(v, key + ".inducing"));
   }
   m.protocol = parse_protocol_keys(P, e, key, /*allow_kernel=*/false, /*allow_inducing=*/false);
+  if (const auto v = e["options"]) m.options = parse_options(P, v, key + ".options");
   return m;
 }
 
 Axes parse_axes(const Parser& P, const YAML::Node& a, const std::string& path) {
-  P.check_keys(a, path, {"datasets", "splits", "depths", "kernels", "models"});
+  P.check_keys(a, path, {"datasets", "splits", "depths", "kernels", "models", "options"});
   Axes ax;
+  if (const auto v = a["options"]) ax.options = parse_options(P, v, path + ".options");
   if (const auto v = a["datasets"]) {
     const std::string key = path + ".datasets";
     auto ds = P.get_list<std::string>(
@@ -515,7 +549,7 @@ std::vector<Override> parse_overrides(const Parser& P, const YAML::Node& v,
     }
     std::vector<std::string> set_keys;
     for (const auto& k : kProtocolKeys)
-      if (k != "kernel") set_keys.push_back(k);
+      if (k != "kernel" && k != "options") set_keys.push_back(k);
     P.check_keys(e["set"], ik + ".set", set_keys);
     o.set = parse_protocol_keys(P, e["set"], ik + ".set", false, true);
     out.push_back(std::move(o));
@@ -551,11 +585,15 @@ Profile parse_profile(const Parser& P, const YAML::Node& v, const std::string& k
       }
     }
   }
+  OptionsPatch options;
   if (const auto p = v["protocol"]) {
     P.check_keys(p, key + ".protocol", kProtocolKeys);
     pr.protocol = parse_protocol_keys(P, p, key + ".protocol", true, true);
+    if (const auto o = p["options"]) options = parse_options(P, o, key + ".protocol.options");
   }
   if (const auto a = v["axes"]) pr.axes = parse_axes(P, a, key + ".axes");
+  options.overlay(pr.axes.options);  // axes.options over protocol.options
+  pr.axes.options = options;
   if (const auto o = v["overrides"]) pr.overrides = parse_overrides(P, o, key + ".overrides");
   return pr;
 }
@@ -587,8 +625,49 @@ void apply_patch(Protocol& p, const ProtocolPatch& patch) {
   if (patch.width.value) p.width = *patch.width.value;
   if (patch.pixels.value) p.pixels = *patch.pixels.value;
   if (patch.pixel_scale.value) p.pixel_scale = *patch.pixel_scale.value;
-  if (patch.init_lengthscale.value) p.init_lengthscale = *patch.init_lengthscale.value;
-  if (patch.init_variance.value) p.init_variance = *patch.init_variance.value;
+}
+
+// The cells of `base` with its model options: the grid-level options (`grid`) apply where the
+// cell's model takes them, each with the values it takes (with the cell's kernel), the model
+// entry's (`entry`, over the grid's) must all be taken; an option with several values is a
+// sweep, and the cells are every combination, in option-table order. Notes in `used` the
+// grid-level options some cell took.
+std::vector<RunSpec> with_options(const Parser& P, const RunSpec& base, const OptionsPatch& grid,
+                                  const OptionsPatch& entry, std::set<std::string>& used) {
+  const auto& e = models::entry(base.model, base.posterior_name());
+  std::vector<RunSpec> cells = {base};
+  for (const auto& d : models::option_table()) {
+    const bool from_entry = entry.values.count(d.name) > 0;
+    const auto* f = from_entry ? &entry.values.at(d.name)
+                               : (grid.values.count(d.name) ? &grid.values.at(d.name) : nullptr);
+    if (!f) continue;
+    std::vector<std::string> values;
+    for (const auto& v : *f->value) {
+      if (models::accepts(e, d.name, base.kernel, v)) {
+        values.push_back(v);
+      } else if (from_entry) {  // the registry's message, naming the models that take it
+        RunSpec x = base;
+        x.options.set(d.name, v);
+        try {
+          models::check_spec(model_spec(x, 0, 0));
+        } catch (const ConfigError& ex) {
+          P.fail_where(f->where, ex.what());
+        }
+      }
+    }
+    if (values.empty()) continue;
+    if (!from_entry) used.insert(d.name);
+    std::vector<RunSpec> next;
+    for (const auto& c : cells) {
+      for (const auto& v : values) {
+        RunSpec x = c;
+        x.options.set(d.name, v);
+        next.push_back(std::move(x));
+      }
+    }
+    cells = std::move(next);
+  }
+  return cells;
 }
 
 // The location that last set each cross-checked protocol value, for error messages.
@@ -644,6 +723,11 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
   ProtocolPatch proto = parse_protocol_keys(P, root["protocol"], "protocol", true, true);
   if (!root["axes"]) P.fail(root, "axes", "missing key");
   Axes axes = parse_axes(P, root["axes"], "axes");
+  if (const auto o = root["protocol"]["options"]) {
+    OptionsPatch options = parse_options(P, o, "protocol.options");
+    options.overlay(axes.options);  // axes.options over protocol.options
+    axes.options = options;
+  }
   std::vector<Override> overrides;
   if (const auto v = root["overrides"]) overrides = parse_overrides(P, v, "overrides");
 
@@ -701,6 +785,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
   base_prov.note(proto);
 
   std::set<std::string> hashes;
+  std::set<std::string> options_used;  // the grid-level options some cell takes
   for (const auto& ds : *axes.datasets.value) {
     const int n = uci_split_count(ds);
     if (!axes.splits_all) {
@@ -783,21 +868,30 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
                   P.fail_where(prov.kl_anneal, fmt::format("kl_anneal {} exceeds steps = {} for {}",
                                                            p.kl_anneal, p.steps, s.label()));
                 }
-                try {
-                  validate_run_spec(s);
-                } catch (const ConfigError& e) {
-                  P.fail_where(depth_where, fmt::format("{}: {}", s.label(), e.what()));
+                for (RunSpec& c : with_options(P, s, axes.options, m.options, options_used)) {
+                  try {
+                    validate_run_spec(c);
+                  } catch (const ConfigError& e) {
+                    P.fail_where(depth_where, fmt::format("{}: {}", c.label(), e.what()));
+                  }
+                  if (!hashes.insert(c.hash()).second) {
+                    P.fail_where(m.where,
+                                 fmt::format("cell {} appears twice in the grid", c.label()));
+                  }
+                  g.cells.push_back(std::move(c));
                 }
-                if (!hashes.insert(s.hash()).second) {
-                  P.fail_where(m.where,
-                               fmt::format("cell {} appears twice in the grid", s.label()));
-                }
-                g.cells.push_back(std::move(s));
               }
             }
           }
         }
       }
+    }
+  }
+  for (const auto& [name, f] : axes.options.values) {
+    if (!options_used.count(name)) {
+      P.fail_where(f.where,
+                   fmt::format("no cell of the grid takes option {} ({}) with these values", name,
+                               models::option_decl(name).summary));
     }
   }
   return g;

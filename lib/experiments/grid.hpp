@@ -22,6 +22,8 @@
 //     kernel: se               # se | relu (used when axes.kernels is absent)
 //     width: input             # hidden width rule: input (= N0) | min(input,30) | integer
 //     seed: 0                  # master seed of every run
+//     options: {stl: off}      # optional: model options (models/options.hpp) by name, for the
+//                              # cells whose model takes them (a list of values: a sweep)
 //   axes:
 //     datasets: [boston, concrete]   # UCI short names
 //     splits: all              # or a list of split indices; all = 20 (protein 5)
@@ -32,7 +34,9 @@
 //       - {model: dwp, posterior: [gw, agw, abgw]}     # dwp: gw | agw | abgw
 //       - {model: sgp, inducing: [100, 500]}           # sgp is single-layer (depth 1)
 //       # posterior: and inference: name the same axis (the approximate posterior), any model
-//       # an entry may also set depths, kernels and any protocol key except kernel
+//       # an entry may also set depths, kernels, any protocol key except kernel, and options:
+//       # (each must be the model's: {model: diwp, options: {delta_init: [1, 10]}})
+//     options: {a_prime_scale: [1, 10]}  # optional: as protocol.options, over them
 //   overrides:                 # optional: protocol values for matching cells, applied in order
 //     - when: {dataset: [kin8nm, naval]}      # keys: dataset split model inference posterior
 //       set: {train_samples: 1}               #       depth kernel inducing

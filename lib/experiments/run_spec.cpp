@@ -53,10 +53,13 @@ std::string shell_quote(const std::string& word) {
 // RunSpec
 
 namespace {
-// A DIWP cell's delta_init joins its hash and its command line unless it is 1, the first
-// default (grid.hpp): one rule for canonical() and run_args().
-bool delta_init_is_set(const RunSpec& s) {
-  return s.model == "diwp" && s.delta_init != 1.0;
+// Whether canonical() writes option `d` of spec `s`: when the spec's model takes the option and
+// its value differs from the hash baseline, or (a spec that validation rejects) when it is set
+// for a model that does not take it.
+bool in_canonical(const RunSpec& s, const models::OptionDecl& d) {
+  const auto* e = models::find_entry(s.model, s.posterior_name());
+  if (e && models::takes_option(*e, d.name)) return s.options.text(d.name) != d.hash_baseline;
+  return s.options.is_set(d.name);
 }
 
 // The posterior as canonical(), run_args() and model_label() write it: {inference, posterior},
@@ -93,19 +96,12 @@ std::string RunSpec::canonical() const {
       "inducing={}\nbatch={}\nwidth={}\nseed={}\n",
       dataset, split, model, inf, post, depth, kernel, p.steps, format_lr_schedule(p.lr_schedule),
       p.kl_anneal, p.train_samples, p.test_samples, p.inducing, p.batch, p.width, p.seed);
-  // The DIWP options only when set (delta_init: when not 1, see grid.hpp).
-  if (delta_init_is_set(*this)) c += fmt::format("delta_init={}\n", delta_init);
-  if (diwp_dof != "point") c += "diwp_dof=" + diwp_dof + "\n";
-  if (diwp_omega_v != "n0") c += "diwp_omega_v=" + diwp_omega_v + "\n";
-  if (stl != "on") c += "stl=" + stl + "\n";
-  if (a_prime_scale != 1.0) c += fmt::format("a_prime_scale={}\n", a_prime_scale);
-  if (mu_param != "direct") c += "mu_param=" + mu_param + "\n";
-  if (hidden_ard) c += "hidden_ard=on\n";
-  if (gi_precision != "shared") c += "gi_precision=" + gi_precision + "\n";
+  // The model options where they differ from their hash baselines, then the data's.
+  for (const auto& d : models::option_table()) {
+    if (in_canonical(*this, d)) c += d.name + "=" + options.text(d.name) + "\n";
+  }
   if (p.pixels != "unit") c += "pixels=" + p.pixels + "\n";
   if (p.pixel_scale != 1.0) c += fmt::format("pixel_scale={}\n", p.pixel_scale);
-  if (p.init_lengthscale > 0.0) c += fmt::format("init_lengthscale={}\n", p.init_lengthscale);
-  if (p.init_variance > 0.0) c += fmt::format("init_variance={}\n", p.init_variance);
   return c;
 }
 
@@ -176,39 +172,25 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
   if (seed.empty() || end != seed.c_str() + seed.size() || errno == ERANGE || seed[0] == '-') {
     throw DataError(fmt::format("run configuration: seed='{}' is not a seed", seed));
   }
-  // Options written only when set (canonical()): absent means the value that is not written.
-  if (const auto d = take("delta_init", false)) {
-    r.delta_init = number("delta_init", *d);
-  } else if (r.model == "diwp") {
-    r.delta_init = 1.0;
+  // Model options are written only when they differ from their hash baselines: absent means the
+  // baseline (for a model that takes the option), or the default.
+  const auto* e = models::find_entry(r.model, r.posterior_name());
+  for (const auto& d : models::option_table()) {
+    try {
+      if (const auto v = take(d.name, false)) {
+        r.options.set(d.name, *v, "run configuration: " + d.name);
+      } else if (e && models::takes_option(*e, d.name)) {
+        r.options.set(d.name, d.hash_baseline);
+      }
+    } catch (const ConfigError& ex) {
+      throw DataError(ex.what());
+    }
   }
-  if (const auto d = take("diwp_dof", false)) r.diwp_dof = *d;
-  if (const auto d = take("diwp_omega_v", false)) r.diwp_omega_v = *d;
   if (const auto px = take("pixels", false)) {
     if (*px != "standard") throw DataError(fmt::format("run configuration: pixels='{}'", *px));
     p.pixels = *px;
   }
   if (const auto v = take("pixel_scale", false)) p.pixel_scale = number("pixel_scale", *v);
-  if (const auto v = take("init_lengthscale", false)) {
-    p.init_lengthscale = number("init_lengthscale", *v);
-  }
-  if (const auto v = take("init_variance", false)) p.init_variance = number("init_variance", *v);
-  if (const auto st = take("stl", false)) {
-    if (*st != "off" && *st != "mixing") {
-      throw DataError(fmt::format("run configuration: stl='{}'", *st));
-    }
-    r.stl = *st;
-  }
-  if (const auto a = take("a_prime_scale", false)) r.a_prime_scale = number("a_prime_scale", *a);
-  if (const auto mp = take("mu_param", false)) {
-    if (*mp != "bayesfunc") throw DataError(fmt::format("run configuration: mu_param='{}'", *mp));
-    r.mu_param = *mp;
-  }
-  if (const auto h = take("hidden_ard", false)) {
-    if (*h != "on") throw DataError(fmt::format("run configuration: hidden_ard='{}'", *h));
-    r.hidden_ard = true;
-  }
-  if (const auto g = take("gi_precision", false)) r.gi_precision = *g;
   if (!kv.empty()) {
     throw DataError(fmt::format("run configuration: unknown key '{}'", kv.begin()->first));
   }
@@ -257,22 +239,17 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   if (p.pixel_scale != 1.0) {
     a.insert(a.end(), {"--pixel-scale", fmt::format("{}", p.pixel_scale)});
   }
-  if (p.init_lengthscale > 0.0) {
-    a.insert(a.end(), {"--init-lengthscale", fmt::format("{}", p.init_lengthscale)});
+  // Every model option that differs from `dkp run`'s default (the option's), and every one the
+  // hash holds (delta_init at its default), so the command names what the hash names.
+  for (const auto& d : models::option_table()) {
+    if (!options.is_set(d.name) && !in_canonical(*this, d)) continue;
+    const std::string value = options.text(d.name);
+    if (d.type == models::OptionType::Switch) {
+      if (value == "on") a.push_back(d.flag());
+    } else {
+      a.insert(a.end(), {d.flag(), value});
+    }
   }
-  if (p.init_variance > 0.0) {
-    a.insert(a.end(), {"--init-variance", fmt::format("{}", p.init_variance)});
-  }
-  if (delta_init_is_set(*this)) a.insert(a.end(), {"--delta-init", fmt::format("{}", delta_init)});
-  if (diwp_dof != "point") a.insert(a.end(), {"--diwp-dof", diwp_dof});
-  if (diwp_omega_v != "n0") a.insert(a.end(), {"--diwp-omega-v", diwp_omega_v});
-  if (stl != "on") a.insert(a.end(), {"--stl", stl});
-  if (a_prime_scale != 1.0) {
-    a.insert(a.end(), {"--a-prime-scale", fmt::format("{}", a_prime_scale)});
-  }
-  if (mu_param != "direct") a.insert(a.end(), {"--mu-param", mu_param});
-  if (hidden_ard) a.push_back("--hidden-ard");
-  if (gi_precision != "shared") a.insert(a.end(), {"--gi-precision", gi_precision});
   a.insert(a.end(), {"--seed", std::to_string(p.seed)});
   a.insert(a.end(), extra.begin(), extra.end());
   a.insert(a.end(), {"--out", run_dir(results_root).string(), "--quiet"});
@@ -317,12 +294,6 @@ void validate_run_spec(const RunSpec& s) {
                     s.posterior, s.inference));
   }
   models::entry(s.model, s.posterior_name(), /*allow_default=*/false);  // named, as hashed
-  if (s.diwp_dof != "point" && s.diwp_dof != "batch") {
-    throw ConfigError(fmt::format("DIWP dof must be point or batch (got '{}')", s.diwp_dof));
-  }
-  if (s.diwp_omega_v != "n0" && s.diwp_omega_v != "paper") {
-    throw ConfigError(fmt::format("--diwp-omega-v must be n0 or paper (got '{}')", s.diwp_omega_v));
-  }
   const models::ModelSpec m = model_spec(s, 0, 0);
   const models::RegistryEntry& e = models::check_spec(m);
   if (classification && !models::classifies(m)) {
@@ -376,17 +347,8 @@ models::ModelSpec model_spec(const RunSpec& spec, size_t width, size_t classes) 
   m.kernel = spec.kernel;
   m.width = width;
   m.inducing = spec.protocol.inducing < 0 ? 0 : size_t(spec.protocol.inducing);
-  m.delta_init = spec.delta_init;
-  m.diwp_batch_dof = spec.diwp_dof == "batch";
-  m.diwp_omega_v_paper = spec.diwp_omega_v == "paper";
-  models::set_stl(m, spec.stl);
-  m.a_prime_scale = spec.a_prime_scale;
-  m.mu_raw = models::parse_mu_param(spec.mu_param);
-  m.hidden_ard = spec.hidden_ard;
-  m.per_output_precision = models::parse_gi_precision(spec.gi_precision);
+  m.options = spec.options;
   m.classes = classes;
-  m.init_lengthscale = spec.protocol.init_lengthscale;
-  m.init_variance = spec.protocol.init_variance;
   return m;
 }
 

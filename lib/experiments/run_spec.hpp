@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "experiments/lr_schedule.hpp"
-#include "models/diwp_defaults.hpp"
 #include "models/factory.hpp"
+#include "models/options.hpp"
 
 namespace dkp::experiments {
 
@@ -33,11 +33,6 @@ struct Protocol {
   /// models' input Gram, hence their output layer's prior variance, scales with its square. In
   /// the hash only when not 1.
   double pixel_scale = 1.0;
-  /// sgp and dgp dsvi: the SE kernels' initial lengthscales and variance (`dkp run
-  /// --init-lengthscale/--init-variance`); 0 keeps the model's (1 and 1). In the hash only when
-  /// set, so cells without them keep their hashes.
-  double init_lengthscale = 0.0;
-  double init_variance = 0.0;
   bool operator==(const Protocol&) const = default;
 };
 
@@ -57,26 +52,11 @@ struct RunSpec {
   int depth = 1;
   std::string kernel;
   Protocol protocol;
-  /// DIWP options of `dkp run` beyond the grid axes (grid cells keep the defaults). Each joins
-  /// canonical() and run_args() only when it differs from its default, so default cells keep
-  /// their hash; delta_init joins them whenever it is not 1, the first default (the DIWP's
-  /// default is now e^4, so results computed at 1 keep their hash and are never taken for
-  /// results at e^4).
-  double delta_init = models::kDiwpDeltaInit;  ///< --delta-init
-  std::string diwp_dof = "point";              ///< --diwp-dof point | batch
-  std::string diwp_omega_v = "n0";             ///< --diwp-omega-v n0 | paper
-  /// DWP option of `dkp run`, joining the hash the same way (--stl): on (the Bartlett
-  /// parameters, GW paper appendix F), off, or mixing (A-GW / AB-GW: A' and B as well).
-  std::string stl = "on";
-  /// DWP A-GW / AB-GW option of `dkp run` (--a-prime-scale), joining the hash the same way.
-  double a_prime_scale = 1.0;
-  /// DWP option of `dkp run` (--mu-param direct | bayesfunc), joining the hash the same way.
-  std::string mu_param = "direct";
-  /// Global-inducing DGP options of `dkp run`, joining the hash the same way: ARD lengthscales
-  /// in every layer (--hidden-ard) and the pseudo-likelihood precision shared by a layer's
-  /// output columns or one per column (--gi-precision shared | per-output).
-  bool hidden_ard = false;
-  std::string gi_precision = "shared";
+  /// The model options (models/options.hpp): `dkp run`'s option flags, a grid's `options:`.
+  /// canonical() writes an option its model takes when it differs from the option's hash
+  /// baseline (its default; delta_init: 1), so cells at the defaults keep their hashes;
+  /// run_args() passes every option that differs from its default.
+  models::OptionValues options;
 
   /// The posterior: `posterior`, or `inference` when that is empty.
   const std::string& posterior_name() const;

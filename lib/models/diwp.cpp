@@ -67,15 +67,14 @@ GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const HiddenShared
 
 std::vector<RegistryEntry> diwp_entries() {
   RegistryEntry e = gram_model_entry("", "deep inverse Wishart process (DKP paper)");
-  e.options = {
-      {ModelOption::DeltaInit, {}}, {ModelOption::DiwpDof, {}}, {ModelOption::DiwpOmegaV, {}}};
+  e.options = {{opt::kDeltaInit, {}, {}}, {opt::kDiwpDof, {}, {}}, {opt::kDiwpOmegaV, {}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                random::Stream& init) -> std::unique_ptr<Model> {
     DiwpConfig cfg;
     static_cast<GramModelConfig&>(cfg) = gram_model_config(spec);
-    cfg.delta_init = spec.delta_init;
-    cfg.reference_batch_dof = spec.diwp_batch_dof;
-    cfg.omega_v_paper = spec.diwp_omega_v_paper;
+    cfg.delta_init = spec.options.number(opt::kDeltaInit);
+    cfg.reference_batch_dof = spec.options.choice(opt::kDiwpDof) == "batch";
+    cfg.omega_v_paper = spec.options.choice(opt::kDiwpOmegaV) == "paper";
     return std::make_unique<Diwp>(cfg, X_train, y_train, init);
   };
   return {e};

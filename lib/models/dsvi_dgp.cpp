@@ -207,7 +207,7 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
 std::vector<RegistryEntry> dsvi_dgp_entries() {
   RegistryEntry e = svgp_output_entry(
       "dsvi", "deep GP, doubly stochastic variational inference (Salimbeni & Deisenroth 2017)");
-  e.options = {{ModelOption::InitLengthscale, {}}, {ModelOption::InitVariance, {}}};
+  e.options = {{opt::kInitLengthscale, {}, {}}, {opt::kInitVariance, {}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
                random::Stream& init) -> std::unique_ptr<Model> {
     DsviConfig cfg;

@@ -197,11 +197,13 @@ std::vector<RegistryEntry> dwp_entries() {
     RegistryEntry e = make_entry(layers::to_string(post), summary);
     e.default_posterior = post == WishartPosterior::Gw;
     e.kernels = {"se"};
-    e.options = {{ModelOption::Stl, {}}, {ModelOption::MuParam, {}}};
-    if (post != WishartPosterior::Gw) {  // A' (and B): what the GW has not
-      e.options.push_back({ModelOption::StlMixing, {}});
-      e.options.push_back({ModelOption::APrimeScale, {}});
-    }
+    // stl mixing and A''s scale concern A' (and B): what the GW has not.
+    const bool mixing = post != WishartPosterior::Gw;
+    e.options = {{opt::kStl,
+                  {},
+                  mixing ? std::vector<std::string>{} : std::vector<std::string>{"on", "off"}},
+                 {opt::kMuParam, {}, {}}};
+    if (mixing) e.options.push_back({opt::kAPrimeScale, {}, {}});
     e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                      random::Stream& init) -> std::unique_ptr<Model> {
       DwpConfig cfg;
@@ -209,10 +211,11 @@ std::vector<RegistryEntry> dwp_entries() {
       cfg.width = spec.width;
       cfg.inducing = spec.inducing;
       cfg.posterior = post;
-      cfg.sticking_the_landing = spec.sticking_the_landing;
-      cfg.stl_mixing = spec.stl_mixing;
-      cfg.mu_raw = spec.mu_raw;
-      cfg.a_prime_scale = spec.a_prime_scale;
+      const std::string stl = spec.options.choice(opt::kStl);
+      cfg.sticking_the_landing = stl != "off";
+      cfg.stl_mixing = stl == "mixing";
+      cfg.mu_raw = spec.options.choice(opt::kMuParam) == "bayesfunc";
+      cfg.a_prime_scale = spec.options.number(opt::kAPrimeScale);
       return std::make_unique<Dwp>(cfg, X_train, y_train, init);
     };
     entries.push_back(std::move(e));

@@ -15,18 +15,6 @@ namespace dkp::models {
 /// classifies with the spec's kernel.
 bool classifies(const ModelSpec& spec);
 
-/// --gi-precision: "shared" is false, "per-output" true; anything else is a ConfigError.
-bool parse_gi_precision(const std::string& gi_precision);
-
-/// --stl, the score terms of log Q the DWP drops: "on" the Bartlett parameters'
-/// (sticking_the_landing), "off" none, "mixing" A' and B as well (stl_mixing). Sets both fields
-/// of `spec`; anything else is a ConfigError.
-void set_stl(ModelSpec& spec, const std::string& stl);
-
-/// --mu-param: "direct" (mu is the parameter) or "bayesfunc" (mu = mu_raw / sqrt(m), mu_raw the
-/// parameter: DwpConfig::mu_raw); anything else is a ConfigError.
-bool parse_mu_param(const std::string& mu_param);
-
 /// Throws ConfigError when `spec` names an unknown model or posterior or sets an option its
 /// registry entry does not list, or a number option that is not positive and finite
 /// (check_options; make_model checks the rest of the registry's rules, check_spec).

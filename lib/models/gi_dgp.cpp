@@ -308,7 +308,7 @@ std::vector<RegistryEntry> gi_dgp_entries() {
   e.kernels = {"se", "relu"};
   e.classifies_with = {"relu"};
   e.classification_likelihood = "softmax";
-  e.options = {{ModelOption::HiddenArd, {"se"}}, {ModelOption::GiPrecision, {"se"}}};
+  e.options = {{opt::kHiddenArd, {"se"}, {}}, {opt::kGiPrecision, {"se"}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                random::Stream& init) -> std::unique_ptr<Model> {
     // ReLU: the DKP paper's DGP baseline, GP layers on Gram kernels after the learned per-feature
@@ -320,8 +320,8 @@ std::vector<RegistryEntry> gi_dgp_entries() {
     cfg.depth = spec.depth;
     cfg.width = spec.width;
     cfg.inducing = spec.inducing;
-    cfg.hidden_ard = spec.hidden_ard;
-    cfg.per_output_precision = spec.per_output_precision;
+    cfg.hidden_ard = spec.options.on(opt::kHiddenArd);
+    cfg.per_output_precision = spec.options.choice(opt::kGiPrecision) == "per-output";
     return std::make_unique<GiDgp>(cfg, X_train, y_train, init);
   };
   return {e};

@@ -22,57 +22,6 @@ namespace dkp::models {
 
 namespace {
 
-// The model-specific options: their spelling, meaning, when a spec sets them, and (numbers) their
-// value, which must then be positive and finite. One row per ModelOption, in its order.
-struct OptionInfo {
-  ModelOption option;
-  const char* flag;
-  const char* description;
-  bool (*is_set)(const ModelSpec&);
-  double (*number)(const ModelSpec&);  // nullptr: not a number
-};
-
-const std::vector<OptionInfo>& option_table() {
-  static const std::vector<OptionInfo> table = {
-      {ModelOption::InitLengthscale, "--init-lengthscale", "the SE kernels' initial lengthscales",
-       [](const ModelSpec& s) { return s.init_lengthscale != 0.0; },
-       [](const ModelSpec& s) { return s.init_lengthscale; }},
-      {ModelOption::InitVariance, "--init-variance", "the SE kernels' initial variance",
-       [](const ModelSpec& s) { return s.init_variance != 0.0; },
-       [](const ModelSpec& s) { return s.init_variance; }},
-      {ModelOption::HiddenArd, "--hidden-ard", "ARD lengthscales in every layer",
-       [](const ModelSpec& s) { return s.hidden_ard; }, nullptr},
-      {ModelOption::GiPrecision, "--gi-precision",
-       "the pseudo-likelihood precision shared by a layer's outputs or one per output",
-       [](const ModelSpec& s) { return s.per_output_precision; }, nullptr},
-      {ModelOption::Stl, "--stl", "sticking the landing for the Bartlett parameters (on or off)",
-       [](const ModelSpec& s) { return !s.sticking_the_landing; }, nullptr},
-      {ModelOption::StlMixing, "--stl mixing", "sticking the landing for A' and B too",
-       [](const ModelSpec& s) { return s.stl_mixing; }, nullptr},
-      {ModelOption::MuParam, "--mu-param", "the Bartlett means' parameterisation",
-       [](const ModelSpec& s) { return s.mu_raw; }, nullptr},
-      {ModelOption::APrimeScale, "--a-prime-scale", "the initial scale of A'",
-       [](const ModelSpec& s) { return s.a_prime_scale != 1.0; },
-       [](const ModelSpec& s) { return s.a_prime_scale; }},
-      {ModelOption::DeltaInit, "--delta-init", "the inverse Wishart layers' initial delta",
-       [](const ModelSpec& s) { return s.delta_init != kDiwpDeltaInit; },
-       [](const ModelSpec& s) { return s.delta_init; }},
-      {ModelOption::DiwpDof, "--diwp-dof", "the train/test points' degrees of freedom",
-       [](const ModelSpec& s) { return s.diwp_batch_dof; }, nullptr},
-      {ModelOption::DiwpOmegaV, "--diwp-omega-v", "the scaling of the input layer's V V^T",
-       [](const ModelSpec& s) { return s.diwp_omega_v_paper; }, nullptr},
-  };
-  return table;
-}
-
-const OptionInfo& info(ModelOption option) {
-  const auto& table = option_table();
-  const auto at = std::find_if(table.begin(), table.end(),
-                               [&](const OptionInfo& i) { return i.option == option; });
-  if (at == table.end()) throw std::logic_error("model option without a row in option_table()");
-  return *at;
-}
-
 // The registry's consistency (a programming error otherwise): a model's entries all have a
 // posterior or none, (model, posterior) and the aliases are unique, a model has one default at
 // most, every entry has kernels, a depth rule and a builder, and options only with its kernels.
@@ -97,9 +46,15 @@ void check_registry(const std::vector<RegistryEntry>& entries) {
       fail("classifies with a kernel it does not take");
     }
     for (const auto& use : e.options) {
-      info(use.option);
+      const OptionDecl* d = find_option(use.option);
+      if (!d) fail("an option that option_table() does not declare: " + use.option);
       if (!std::all_of(use.kernels.begin(), use.kernels.end(), takes)) {
         fail("an option with a kernel it does not take");
+      }
+      for (const auto& v : use.values) {
+        if (std::find(d->choices.begin(), d->choices.end(), v) == d->choices.end()) {
+          fail("an option value the option does not have: " + v);
+        }
       }
     }
     size_t named = 0, defaults = 0;
@@ -119,14 +74,20 @@ void check_registry(const std::vector<RegistryEntry>& entries) {
   }
 }
 
-// The entries that take an option, each with the kernels it takes it with (empty: all).
+// The entries that take an option (with `value`, when given), each with the kernels it takes it
+// with (empty: all).
 using EntrySet = std::vector<std::pair<const RegistryEntry*, std::vector<std::string>>>;
 
-EntrySet takers(ModelOption option) {
+bool value_ok(const OptionUse& use, const std::string& value) {
+  return value.empty() || use.values.empty() ||
+         std::find(use.values.begin(), use.values.end(), value) != use.values.end();
+}
+
+EntrySet takers(const std::string& option, const std::string& value = "") {
   EntrySet set;
   for (const auto& e : registry())
     for (const auto& use : e.options)
-      if (use.option == option) set.emplace_back(&e, use.kernels);
+      if (use.option == option && value_ok(use, value)) set.emplace_back(&e, use.kernels);
   return set;
 }
 
@@ -331,23 +292,19 @@ std::string entry_label(const RegistryEntry& e, const std::string& kernel) {
   return label;
 }
 
-std::string option_flag(ModelOption option) {
-  return info(option).flag;
-}
-
-std::string option_description(ModelOption option) {
-  return info(option).description;
-}
-
-bool option_is_set(ModelOption option, const ModelSpec& spec) {
-  return info(option).is_set(spec);
-}
-
-bool accepts(const RegistryEntry& e, ModelOption option, const std::string& kernel) {
+bool accepts(const RegistryEntry& e, const std::string& option, const std::string& kernel,
+             const std::string& value) {
   return std::any_of(e.options.begin(), e.options.end(), [&](const OptionUse& u) {
-    return u.option == option && (u.kernels.empty() || std::find(u.kernels.begin(), u.kernels.end(),
-                                                                 kernel) != u.kernels.end());
+    return u.option == option &&
+           (u.kernels.empty() ||
+            std::find(u.kernels.begin(), u.kernels.end(), kernel) != u.kernels.end()) &&
+           value_ok(u, value);
   });
+}
+
+bool takes_option(const RegistryEntry& e, const std::string& option) {
+  return std::any_of(e.options.begin(), e.options.end(),
+                     [&](const OptionUse& u) { return u.option == option; });
 }
 
 void check_depth(const RegistryEntry& e, size_t depth) {
@@ -360,18 +317,18 @@ void check_depth(const RegistryEntry& e, size_t depth) {
 }
 
 void check_options(const RegistryEntry& e, const ModelSpec& spec) {
-  for (const auto& o : option_table()) {
-    if (!o.is_set(spec)) continue;
-    if (o.number) {
-      const double v = o.number(spec);
-      if (!(v > 0.0) || !std::isfinite(v)) {
-        throw ConfigError(fmt::format("{} must be positive and finite (got {})", o.flag, v));
-      }
-    }
-    if (accepts(e, o.option, spec.kernel)) continue;
-    const auto parts = describe_parts(takers(o.option));
-    throw ConfigError(fmt::format("{} ({}) is not an option of {}; only {} {} it", o.flag,
-                                  o.description, entry_label(e, spec.kernel), and_list(parts),
+  for (const auto& [name, value] : spec.options.set_values()) {
+    const OptionDecl& o = option_decl(name);
+    check_value(o, value);
+    if (accepts(e, name, spec.kernel, value)) continue;
+    // A value only some of the option's takers take is named with the option ("--stl mixing").
+    const bool by_value =
+        !takers(name, value).empty() && takers(name, value).size() < takers(name).size();
+    const std::string what = by_value ? o.flag() + " " + value : o.flag();
+    const auto parts = describe_parts(takers(name, by_value ? value : ""));
+    throw ConfigError(fmt::format("{} ({}) is not an option of {}; only {} {} it", what, o.summary,
+                                  entry_label(e, spec.kernel),
+                                  parts.empty() ? "no model" : and_list(parts),
                                   parts.size() == 1 ? "takes" : "take"));
   }
 }
@@ -442,17 +399,18 @@ std::string registry_help() {
     if (!e.aliases.empty()) out += "      also named " + join(e.aliases, ", ") + "\n";
     std::vector<std::string> opts;
     for (const auto& use : e.options) {
-      opts.push_back(use.kernels.empty() ? option_flag(use.option)
-                                         : option_flag(use.option) + " (kernel " +
-                                               and_list(use.kernels, " or ") + ")");
+      std::string o = option_decl(use.option).flag();
+      if (!use.values.empty()) o += " " + and_list(use.values, " or ");
+      if (!use.kernels.empty()) o += " (kernel " + and_list(use.kernels, " or ") + ")";
+      opts.push_back(o);
     }
     if (!opts.empty()) out += "      options " + join(opts, ", ") + "\n";
   }
   out += "Model options (any other model rejects them):\n";
   for (const auto& o : option_table()) {
-    const EntrySet t = takers(o.option);
-    out += fmt::format("  {:<20} {}: {}\n", o.flag, o.description,
-                       t.empty() ? "no model" : describe(t));
+    const EntrySet t = takers(o.name);
+    out +=
+        fmt::format("  {:<20} {}: {}\n", o.flag(), o.summary, t.empty() ? "no model" : describe(t));
   }
   return out;
 }

@@ -20,6 +20,7 @@
 
 #include "models/diwp_defaults.hpp"
 #include "models/model.hpp"
+#include "models/options.hpp"
 
 namespace dkp::models {
 
@@ -34,55 +35,20 @@ struct ModelSpec {
   std::string kernel = "se";
   size_t width = 0;  ///< 0: number of input features
   size_t inducing = 100;
-  /// diwp: initial delta of every inverse Wishart layer.
-  double delta_init = kDiwpDeltaInit;
-  /// diwp: train/test points' dof delta + P + B + 1 with B the batch size, as bayesfunc does
-  /// (DiwpConfig::reference_batch_dof), instead of delta + P + 2.
-  bool diwp_batch_dof = false;
-  /// diwp: Q(Omega)'s V_1 V_1^T without the / N0 (DiwpConfig::omega_v_paper).
-  bool diwp_omega_v_paper = false;
-  /// dwp: sticking the landing for the Bartlett parameters (DwpConfig::sticking_the_landing).
-  bool sticking_the_landing = true;
-  /// dwp agw / abgw: sticking the landing for A' and B too (DwpConfig::stl_mixing).
-  bool stl_mixing = false;
-  /// dwp agw / abgw: DwpConfig::a_prime_scale.
-  double a_prime_scale = 1.0;
-  /// dwp: DwpConfig::mu_raw (--mu-param bayesfunc).
-  bool mu_raw = false;
-  /// dgp global-inducing: GiDgpConfig::hidden_ard and GiDgpConfig::per_output_precision.
-  bool hidden_ard = false;
-  bool per_output_precision = false;
-  /// sgp and dgp dsvi: the SE kernels' initial lengthscales and variance (every layer); 0 keeps
-  /// the model's (1 and 1, DSVI report section 4). The report's MNIST code starts its ARD DGPs
-  /// at 2 and 2 (experiments/dsvi-mnist.yaml).
-  double init_lengthscale = 0.0;
-  double init_variance = 0.0;
+  /// The model options (models/options.hpp): each read by the builders of the entries that take
+  /// it; check_spec rejects one that is set for an entry that does not.
+  OptionValues options{};
   /// 0: regression; C >= 2: classification over C classes, for the entries that classify with
   /// the spec's kernel (RegistryEntry::classifies_with); the others throw ConfigError.
   size_t classes = 0;
 };
 
-/// The model-specific options a ModelSpec can set (beyond model, posterior, depth, kernel, width,
-/// inducing and classes). An option is set when it differs from its default; an entry accepts
-/// the options it lists (RegistryEntry::options), and check_spec rejects any other that is set.
-enum class ModelOption {
-  InitLengthscale,  ///< --init-lengthscale: init_lengthscale != 0
-  InitVariance,     ///< --init-variance: init_variance != 0
-  HiddenArd,        ///< --hidden-ard: hidden_ard
-  GiPrecision,      ///< --gi-precision per-output: per_output_precision
-  Stl,              ///< --stl off: !sticking_the_landing
-  StlMixing,        ///< --stl mixing: stl_mixing
-  MuParam,          ///< --mu-param bayesfunc: mu_raw
-  APrimeScale,      ///< --a-prime-scale: a_prime_scale != 1
-  DeltaInit,        ///< --delta-init: delta_init != kDiwpDeltaInit
-  DiwpDof,          ///< --diwp-dof batch: diwp_batch_dof
-  DiwpOmegaV,       ///< --diwp-omega-v paper: diwp_omega_v_paper
-};
-
-/// An option an entry accepts, with every kernel of the entry or with some only.
+/// An option an entry accepts (options.hpp), with every kernel of the entry or with some only,
+/// and every value of the option or some only (dwp gw: stl on or off, not mixing).
 struct OptionUse {
-  ModelOption option;
+  std::string option;
   std::vector<std::string> kernels;  ///< empty: every kernel of the entry
+  std::vector<std::string> values;   ///< empty: every value
 };
 
 /// Builds and initialises a model from a spec that check_spec accepted (its posterior resolved to
@@ -157,20 +123,19 @@ std::string posterior_of(const ModelSpec& spec);
 /// "dgp --inference global-inducing --kernel relu" (the kernel when the entry takes several).
 std::string entry_label(const RegistryEntry& e, const std::string& kernel = "");
 
-/// The command-line spelling of an option ("--stl mixing") and a short description.
-std::string option_flag(ModelOption option);
-std::string option_description(ModelOption option);
-/// Whether `spec` sets `option` (differs from its default).
-bool option_is_set(ModelOption option, const ModelSpec& spec);
-/// Whether `e` accepts `option` with `kernel`.
-bool accepts(const RegistryEntry& e, ModelOption option, const std::string& kernel);
+/// Whether `e` accepts option `option` with `kernel` (and, when given, with the value `value`).
+bool accepts(const RegistryEntry& e, const std::string& option, const std::string& kernel,
+             const std::string& value = "");
+/// Whether `e` accepts `option` at all (any kernel, any value): the canonical text writes the
+/// option for the entry's specs (experiments/run_spec.hpp).
+bool takes_option(const RegistryEntry& e, const std::string& option);
 
 /// Throws ConfigError when `depth` breaks the entry's depth rule.
 void check_depth(const RegistryEntry& e, size_t depth);
 
 /// The generic option check: every option `spec` sets must be positive and finite if a number,
-/// and listed by `e` (with the spec's kernel); otherwise ConfigError naming the option and the
-/// models that take it.
+/// and listed by `e` (with the spec's kernel and that value); otherwise ConfigError naming the
+/// option and the models that take it.
 void check_options(const RegistryEntry& e, const ModelSpec& spec);
 
 /// Every rule of the registry on a spec: a known model and posterior, the depth rule, a kernel the

@@ -56,8 +56,9 @@ RegistryEntry svgp_output_entry(std::string posterior, std::string summary) {
 }
 
 void set_initial_kernel(const ModelSpec& spec, double& lengthscale, double& variance) {
-  if (spec.init_lengthscale > 0.0) lengthscale = spec.init_lengthscale;
-  if (spec.init_variance > 0.0) variance = spec.init_variance;
+  if (spec.options.is_set(opt::kInitLengthscale))
+    lengthscale = spec.options.number(opt::kInitLengthscale);
+  if (spec.options.is_set(opt::kInitVariance)) variance = spec.options.number(opt::kInitVariance);
 }
 
 }  // namespace dkp::models

@@ -47,7 +47,7 @@ class SvgpOutput {
 /// regression, and classification with the robust-max likelihood (probit for two classes).
 RegistryEntry svgp_output_entry(std::string posterior, std::string summary);
 
-/// --init-lengthscale and --init-variance (ModelSpec::init_lengthscale, init_variance): the SE
+/// --init-lengthscale and --init-variance (options init_lengthscale, init_variance): the SE
 /// kernels' initial values when set (positive), else `lengthscale` and `variance` stay.
 void set_initial_kernel(const ModelSpec& spec, double& lengthscale, double& variance);
 

@@ -153,7 +153,7 @@ TEST_CASE("estimate: hidden widths and cost keys") {
   for (auto change :
        {+[](RunSpec& s) { s.protocol.batch = 50; }, +[](RunSpec& s) { s.protocol.inducing = 50; },
         +[](RunSpec& s) { s.protocol.train_samples = 1; },
-        +[](RunSpec& s) { s.hidden_ard = true; }}) {
+        +[](RunSpec& s) { s.options.set_switch("hidden_ard", true); }}) {
     RunSpec other = a;
     change(other);
     CHECK(cost_key(other) != cost_key(a));

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -247,47 +248,47 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
   w.model = "diwp";
   w.inference.clear();
   RunSpec w1 = w;
-  w.delta_init = 100.0;
+  w.options.set_number("delta_init", 100.0);
   CHECK(w.hash() != s.hash());
   CHECK(ends_with_line(w, "delta_init=100\n"));
   // The DIWP's delta_init joins the hash unless it is 1, the first default: results computed at
   // 1 keep their hash, and the default e^4 gets its own.
-  w1.delta_init = 1.0;
+  w1.options.set_number("delta_init", 1.0);
   CHECK(w1.canonical().find("delta_init") == std::string::npos);
   RunSpec we = w1;
-  we.delta_init = dkp::models::kDiwpDeltaInit;
+  we.options.set_number("delta_init", dkp::models::kDiwpDeltaInit);
   CHECK(we.hash() != w1.hash());
   CHECK(ends_with_line(we, "delta_init=54.598150033144236\n"));
   CHECK(option_value(we, "--delta-init") == "54.598150033144236");
   // Other models carry the default but never print it.
-  CHECK(s.delta_init == dkp::models::kDiwpDeltaInit);
+  CHECK(s.options.number("delta_init") == dkp::models::kDiwpDeltaInit);
   CHECK(s.canonical().find("delta_init") == std::string::npos);
   std::vector<std::string> stl_hashes{s.hash(), w.hash()};
   for (const std::string stl : {"off", "mixing"}) {
     CAPTURE(stl);
     RunSpec x = s;
-    x.stl = stl;
+    x.options.set("stl", stl);
     for (const std::string& other : stl_hashes) CHECK(x.hash() != other);
     stl_hashes.push_back(x.hash());
     CHECK(ends_with_line(x, "stl=" + stl + "\n"));
     CHECK(option_value(x, "--stl") == stl);
   }
   RunSpec y = s;
-  y.a_prime_scale = 0.1;
+  y.options.set_number("a_prime_scale", 0.1);
   CHECK(y.hash() != s.hash());
   CHECK(ends_with_line(y, "a_prime_scale=0.1\n"));
   RunSpec mu = s;
-  mu.mu_param = "bayesfunc";
+  mu.options.set("mu_param", "bayesfunc");
   CHECK(mu.hash() != s.hash());
   CHECK(ends_with_line(mu, "mu_param=bayesfunc\n"));
   CHECK(option_value(mu, "--mu-param") == "bayesfunc");
   CHECK(option_value(s, "--mu-param") == "<absent>");
   RunSpec h = s;
-  h.hidden_ard = true;
+  h.options.set_switch("hidden_ard", true);
   CHECK(h.hash() != s.hash());
   CHECK(ends_with_line(h, "hidden_ard=on\n"));
   CHECK(option_value(h, "--hidden-ard") != "<absent>");
-  h.gi_precision = "per-output";
+  h.options.set("gi_precision", "per-output");
   CHECK(ends_with_line(h, "gi_precision=per-output\n"));
   CHECK(option_value(h, "--gi-precision") == "per-output");
   CHECK(option_value(s, "--gi-precision") == "<absent>");
@@ -311,25 +312,93 @@ TEST_CASE("config hash: stable for the same spec, different for a changed step c
 }
 
 TEST_CASE("grid: a model entry's initial kernel values reach only its cells") {
-  const Grid g = parse_grid(
-      with("    - {model: sgp, inducing: [100, 500]}",
-           "    - {model: sgp, inducing: [100, 500], init_lengthscale: 2, init_variance: 3}"),
-      "grids/t.yaml");
+  const Grid g = parse_grid(with("    - {model: sgp, inducing: [100, 500]}",
+                                 "    - {model: sgp, inducing: [100, 500], options: "
+                                 "{init_lengthscale: 2, init_variance: 3}}"),
+                            "grids/t.yaml");
   size_t sgp = 0;
   for (const RunSpec& c : g.cells) {
     const bool is_sgp = c.model == "sgp";
     sgp += is_sgp;
-    CHECK(c.protocol.init_lengthscale == (is_sgp ? 2.0 : 0.0));
-    CHECK(c.protocol.init_variance == (is_sgp ? 3.0 : 0.0));
+    CHECK(c.options.number("init_lengthscale") == (is_sgp ? 2.0 : 0.0));
+    CHECK(c.options.number("init_variance") == (is_sgp ? 3.0 : 0.0));
   }
   CHECK(sgp > 0);
   CHECK(error_of(with("    - {model: sgp, inducing: [100, 500]}",
-                      "    - {model: sgp, inducing: [100, 500], init_variance: -1}"))
+                      "    - {model: sgp, inducing: [100, 500], options: {init_variance: -1}}"))
             .find("init_variance") != std::string::npos);
   // A model that has no such initial value refuses it.
   CHECK(error_of(with("{model: dgp, inference: global-inducing}",
-                      "{model: dgp, inference: global-inducing, init_lengthscale: 2}"))
+                      "{model: dgp, inference: global-inducing, options: {init_lengthscale: 2}}"))
             .find("sgp and dgp --inference dsvi") != std::string::npos);
+}
+
+TEST_CASE("grid options: a sweep applies where a model takes each value, and keeps the hashes") {
+  const Grid base = parse_grid(kGrid, "grids/t.yaml");
+  // A profile sweeping two DWP options: the GW takes stl on and off but not mixing, and has no A'.
+  const std::string sweep = kGrid +
+                            "  ablation:\n"
+                            "    axes: {splits: [0], options: {stl: [on, mixing], "
+                            "a_prime_scale: [1, 10]}}\n";
+  const Grid g = parse_grid(sweep, "grids/t.yaml", "ablation");
+  std::map<std::string, int> per_label;
+  std::set<std::string> base_hashes;
+  for (const auto& c : base.cells) base_hashes.insert(c.hash());
+  size_t shared = 0;
+  for (const auto& c : g.cells) {
+    per_label[c.model_label()]++;
+    shared += base_hashes.count(c.hash());
+    if (c.model_label() != "dwp-agw") CHECK(c.options.text("a_prime_scale") == "1");
+    if (c.model_label() != "dwp-agw") CHECK(c.options.text("stl") == "on");
+  }
+  // Per split-0 dataset (2) and depth (2): dgp 1, dwp-gw 1, dwp-agw 2 x 2, sgp 2 (depth 1).
+  CHECK(per_label["dgp-global-inducing"] == 4);
+  CHECK(per_label["dwp-gw"] == 4);
+  CHECK(per_label["dwp-agw"] == 16);
+  CHECK(per_label["sgp-m100"] == 2);
+  // The cells at the defaults are the full profile's (same hashes); the others are new.
+  CHECK(shared == 4 + 4 + 4 + 2 + 2);
+  std::set<std::string> canon;
+  for (const auto& c : g.cells) canon.insert(c.canonical());
+  CHECK(canon.size() == g.cells.size());
+  CHECK(canon.count([&] {
+    for (const auto& c : g.cells)
+      if (c.model_label() == "dwp-agw" && c.options.is_set("stl") &&
+          c.options.is_set("a_prime_scale"))
+        return c.canonical();
+    return std::string();
+  }()) == 1);
+  for (const auto& c : g.cells) {
+    if (c.model_label() == "dwp-agw" && c.options.text("stl") == "mixing" &&
+        c.options.text("a_prime_scale") == "10") {
+      CHECK(has(c.canonical(), "stl=mixing\na_prime_scale=10\n"));
+      CHECK(has(c.command_line("dkp", "results/runs"), "--stl mixing --a-prime-scale 10"));
+    }
+  }
+  // protocol.options: a fixed value, where a model takes it; a model entry's must be taken.
+  const Grid p = parse_grid(with("  seed: 3", "  seed: 3\n  options: {stl: off}"), "grids/t.yaml");
+  for (const auto& c : p.cells) CHECK(c.options.is_set("stl") == (c.model == "dwp"));
+  CHECK(has(error_of(with("{model: dgp, inference: global-inducing}",
+                          "{model: dgp, inference: global-inducing, options: {stl: off}}")),
+            "--stl (sticking the landing in log Q) is not an option of dgp --inference "
+            "global-inducing"));
+  CHECK(has(error_of(with("{model: dwp, posterior: [gw, agw]}",
+                          "{model: dwp, posterior: [gw, agw], options: {stl: mixing}}")),
+            "--stl mixing (sticking the landing in log Q) is not an option of dwp --posterior gw"));
+  // Errors name file:line and the key.
+  const std::string typo = error_of(with("  seed: 3", "  seed: 3\n  options: {a_prime_scal: 2}"));
+  CHECK(has(typo, "grids/t.yaml:13:"));
+  CHECK(has(typo, "protocol.options.a_prime_scal"));
+  CHECK(has(typo, "did you mean 'a_prime_scale'"));
+  CHECK(has(error_of(with("  seed: 3", "  seed: 3\n  options: {stl: [on, yes]}")),
+            "protocol.options.stl[1] must be on, off or mixing (got 'yes')"));
+  CHECK(has(error_of(with("  seed: 3", "  seed: 3\n  options: {stl: [off, off]}")),
+            "a value is listed twice"));
+  CHECK(has(error_of(with("  seed: 3", "  seed: 3\n  options: {a_prime_scale: -2}")),
+            "positive and finite"));
+  // An option no cell takes is an error, not a silent no-op.
+  CHECK(has(error_of(with("  seed: 3", "  seed: 3\n  options: {delta_init: 2}")),
+            "no cell of the grid takes option delta_init"));
 }
 
 TEST_CASE("the posterior's two names: inference and posterior give the same cells and hashes") {
@@ -541,18 +610,18 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.model = "dgp";
   bad.inference = "dsvi";
   const std::string before = bad.hash();
-  bad.protocol.init_lengthscale = 2.0;
-  bad.protocol.init_variance = 0.5;
+  bad.options.set_number("init_lengthscale", 2.0);
+  bad.options.set_number("init_variance", 0.5);
   check_option_joins(bad, before, "init_lengthscale=2\ninit_variance=0.5\n", "--init-variance",
                      "0.5");
-  bad.protocol.init_variance = 0.0;
+  bad.options.set_number("init_variance", 0.0);
   CHECK(bad.canonical().find("init_variance") == std::string::npos);
-  bad.protocol.init_lengthscale = 0.0;
+  bad.options.set_number("init_lengthscale", 0.0);
   CHECK(bad.hash() == before);  // unset: old hashes stay
-  bad.protocol.init_lengthscale = -1.0;
+  bad.options.set_number("init_lengthscale", -1.0);
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("positive and finite"),
                        dkp::ConfigError);
-  bad.protocol.init_lengthscale = 2.0;
+  bad.options.set_number("init_lengthscale", 2.0);
   bad.inference = "global-inducing";
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("sgp and dgp --inference dsvi"),
                        dkp::ConfigError);
@@ -566,58 +635,55 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad.protocol.kl_anneal = 1000000;
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
   bad = s;
-  bad.stl = "off";  // sticking the landing is a DWP option
+  bad.options.set("stl", "off");  // sticking the landing is a DWP option
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("only dwp"), dkp::ConfigError);
   bad.model = "dwp";
   bad.inference = "";
   bad.posterior = "agw";
   CHECK_NOTHROW(validate_run_spec(bad));
-  bad.stl = "mixing";
+  bad.options.set("stl", "mixing");
   CHECK_NOTHROW(validate_run_spec(bad));
-  bad.stl = "yes";
-  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("on, off or mixing"),
+  CHECK_THROWS_WITH_AS(bad.options.set("stl", "yes"), doctest::Contains("on, off or mixing"),
                        dkp::ConfigError);
-  bad.stl = "mixing";
+  bad.options.set("stl", "mixing");
   bad.posterior = "gw";  // the GW has no A' or B
   CHECK_THROWS_WITH_AS(validate_run_spec(bad),
                        doctest::Contains("only dwp --posterior agw or abgw takes it"),
                        dkp::ConfigError);
   bad.posterior = "agw";
-  bad.stl = "off";
-  bad.a_prime_scale = 0.1;
+  bad.options.set("stl", "off");
+  bad.options.set_number("a_prime_scale", 0.1);
   CHECK_NOTHROW(validate_run_spec(bad));
-  bad.a_prime_scale = -1.0;
+  bad.options.set_number("a_prime_scale", -1.0);
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("positive"), dkp::ConfigError);
-  bad.a_prime_scale = 0.1;
+  bad.options.set_number("a_prime_scale", 0.1);
   bad.posterior = "gw";  // the GW has no A'
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("agw or abgw"), dkp::ConfigError);
-  bad.a_prime_scale = 1.0;
-  bad.mu_param = "bayesfunc";  // every DWP posterior has Bartlett means
+  bad.options.set_number("a_prime_scale", 1.0);
+  bad.options.set("mu_param", "bayesfunc");  // every DWP posterior has Bartlett means
   CHECK_NOTHROW(validate_run_spec(bad));
-  bad.mu_param = "raw";
-  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("direct or bayesfunc"),
+  CHECK_THROWS_WITH_AS(bad.options.set("mu_param", "raw"), doctest::Contains("direct or bayesfunc"),
                        dkp::ConfigError);
   bad = s;
-  bad.mu_param = "bayesfunc";  // a DWP option
+  bad.options.set("mu_param", "bayesfunc");  // a DWP option
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("only dwp"), dkp::ConfigError);
   bad = s;
   bad.model = "dgp";
   bad.inference = "global-inducing";
   bad.posterior = "";
-  bad.hidden_ard = true;
-  bad.gi_precision = "per-output";
+  bad.options.set_switch("hidden_ard", true);
+  bad.options.set("gi_precision", "per-output");
   CHECK_NOTHROW(validate_run_spec(bad));
-  bad.gi_precision = "per-layer";
-  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("shared or per-output"),
-                       dkp::ConfigError);
-  bad.gi_precision = "shared";
+  CHECK_THROWS_WITH_AS(bad.options.set("gi_precision", "per-layer"),
+                       doctest::Contains("shared or per-output"), dkp::ConfigError);
+  bad.options.set("gi_precision", "shared");
   bad.inference = "dsvi";  // the options are the global-inducing DGP's
   CHECK_THROWS_WITH_AS(validate_run_spec(bad),
                        doctest::Contains("only dgp --inference global-inducing --kernel se"),
                        dkp::ConfigError);
   bad.inference = "global-inducing";
   bad.kernel = "relu";  // the ReLU DGP is the Gram DGP, which has neither option
-  bad.hidden_ard = true;
+  bad.options.set_switch("hidden_ard", true);
   CHECK_THROWS_WITH_AS(validate_run_spec(bad),
                        doctest::Contains("only dgp --inference global-inducing --kernel se"),
                        dkp::ConfigError);
@@ -665,20 +731,20 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   d.inference.clear();
   d.posterior.clear();
   for (double delta : {1.0, dkp::models::kDiwpDeltaInit, 0.3, 1e-7}) {
-    d.delta_init = delta;
+    d.options.set_number("delta_init", delta);
     specs.push_back(d);
   }
-  d.diwp_dof = "batch";
+  d.options.set("diwp_dof", "batch");
   specs.push_back(d);
-  d.diwp_omega_v = "paper";
+  d.options.set("diwp_omega_v", "paper");
   specs.push_back(d);
   RunSpec w = specs.front();
   w.model = "dwp";
   w.inference.clear();
   w.posterior = "abgw";
-  w.stl = "mixing";
-  w.a_prime_scale = 0.1;
-  w.mu_param = "bayesfunc";
+  w.options.set("stl", "mixing");
+  w.options.set_number("a_prime_scale", 0.1);
+  w.options.set("mu_param", "bayesfunc");
   w.protocol.seed = 18446744073709551615ull;
   w.protocol.width = "min(input,30)";
   specs.push_back(w);
@@ -686,18 +752,15 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   gi.model = "dgp";
   gi.inference = "global-inducing";
   gi.posterior.clear();
-  gi.hidden_ard = true;
-  gi.gi_precision = "per-output";
+  gi.options.set_switch("hidden_ard", true);
+  gi.options.set("gi_precision", "per-output");
   specs.push_back(gi);
   for (const RunSpec& s : specs) {
     const RunSpec r = RunSpec::parse_canonical(s.canonical());
     CHECK(r.canonical() == s.canonical());
     CHECK(r.hash() == s.hash());
-    CHECK(r.delta_init == s.delta_init);  // also where canonical() leaves it out
+    CHECK(r.options == s.options);  // also where canonical() leaves delta_init out
     CHECK(r.protocol == s.protocol);
-    CHECK(r.hidden_ard == s.hidden_ard);
-    CHECK(r.gi_precision == s.gi_precision);
-    CHECK(r.mu_param == s.mu_param);
   }
 
   const std::string c = specs.front().canonical();
@@ -722,11 +785,13 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   CHECK(has(error_of(replaced("split=", "split=x")), "not a number"));
   CHECK(has(error_of(replaced("steps=", "steps=1.5")), "not an integer"));
   CHECK(has(error_of(replaced("seed=", "seed=-")), "not a seed"));
-  CHECK(has(error_of(c + "stl=on\n"), "stl='on'"));
-  CHECK(has(error_of(c + "stl=all\n"), "stl='all'"));
-  CHECK(has(error_of(c + "hidden_ard=off\n"), "hidden_ard='off'"));
-  CHECK(has(error_of(c + "mu_param=direct\n"), "mu_param='direct'"));
+  CHECK(has(error_of(c + "stl=all\n"),
+            "run configuration: stl must be on, off or mixing (got 'all')"));
+  CHECK(has(error_of(c + "hidden_ard=maybe\n"), "'maybe' is not on or off"));
   // Parsable but not canonical: an option written at its default.
+  CHECK(has(error_of(c + "stl=on\n"), "not in canonical form"));
+  CHECK(has(error_of(c + "hidden_ard=off\n"), "not in canonical form"));
+  CHECK(has(error_of(c + "mu_param=direct\n"), "not in canonical form"));
   CHECK(has(error_of(c + "a_prime_scale=1\n"), "not in canonical form"));
   CHECK(error_of(c).empty());
 }

@@ -373,7 +373,7 @@ TEST_CASE(
     spec.kernel = "relu";
     spec.depth = 3;
     spec.inducing = 6;
-    spec.diwp_omega_v_paper = omega_v_paper;
+    spec.options.set("diwp_omega_v", omega_v_paper ? "paper" : "n0");
     dkp::random::Stream init(dkp::test::seed());
     const auto m = dm::make_model(spec, data.X, data.y, init);
     ad::Tape tape;
@@ -438,12 +438,12 @@ TEST_CASE(
   // --delta-init sets every IW layer's delta; it must be positive.
   spec.model = "diwp";
   spec.kernel = "relu";
-  spec.delta_init = 50.0;
+  spec.options.set_number("delta_init", 50.0);
   const auto diwp = dm::make_model(spec, data.X, data.y, init);
   for (const char* k : {"layer1.log_delta", "layer2.log_delta", "layer3.log_delta"}) {
     REQUIRE(diwp->initial_parameters().count(k) == 1);
     CHECK(diwp->initial_parameters().at(k)(0, 0) == doctest::Approx(std::log(50.0)));
   }
-  spec.delta_init = 0.0;
+  spec.options.set_number("delta_init", 0.0);
   CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
 }

@@ -154,8 +154,8 @@ TEST_CASE("make_model: --init-lengthscale / --init-variance set every SE kernel'
     spec.inducing = 6;
     rnd::Stream init(dkp::test::seed() + 9);
     const auto plain = models::make_model(spec, d.X, d.y, init);
-    spec.init_lengthscale = 2.5;
-    spec.init_variance = 0.75;
+    spec.options.set_number("init_lengthscale", 2.5);
+    spec.options.set_number("init_variance", 0.75);
     rnd::Stream init2(dkp::test::seed() + 9);
     const auto set = models::make_model(spec, d.X, d.y, init2);
     size_t kernels = 0;
@@ -178,12 +178,14 @@ TEST_CASE("make_model: --init-lengthscale / --init-variance set every SE kernel'
   }
   models::ModelSpec nngp;
   nngp.model = "nngp";
-  nngp.init_variance = 2.0;
+  nngp.options.set_number("init_variance", 2.0);
   CHECK_THROWS_WITH_AS(models::check_model_options(nngp),
                        doctest::Contains("sgp and dgp --inference dsvi"), dkp::ConfigError);
   models::ModelSpec bad;
   bad.model = "sgp";
-  bad.init_lengthscale = std::nan("");
+  CHECK_THROWS_WITH_AS(bad.options.set_number("init_lengthscale", std::nan("")),
+                       doctest::Contains("is not a number"), dkp::ConfigError);
+  bad.options.set_number("init_lengthscale", -2.0);
   CHECK_THROWS_WITH_AS(models::check_model_options(bad), doctest::Contains("positive and finite"),
                        dkp::ConfigError);
 }

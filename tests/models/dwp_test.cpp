@@ -489,12 +489,12 @@ TEST_CASE(
   spec.kernel = "relu";
   CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
   spec.kernel = "se";
-  spec.stl_mixing = true;  // the GW has no A' or B
+  spec.options.set("stl", "mixing");  // the GW has no A' or B
   CHECK_THROWS_WITH_AS(dkp::models::make_model(spec, data.X, data.y, init),
                        doctest::Contains("agw or abgw"), dkp::ConfigError);
   spec.posterior = "agw";
   CHECK_NOTHROW(dkp::models::make_model(spec, data.X, data.y, init));
-  spec.stl_mixing = false;
+  spec.options.reset("stl");
   spec.model = "dwpp";
   CHECK_THROWS_AS(dkp::models::make_model(spec, data.X, data.y, init), dkp::ConfigError);
 }

@@ -17,7 +17,6 @@
 #include "util/error.hpp"
 
 namespace dm = dkp::models;
-using dm::ModelOption;
 using dm::ModelSpec;
 using dm::RegistryEntry;
 using Names = std::vector<std::string>;
@@ -49,22 +48,27 @@ ModelSpec spec_of(const RegistryEntry& e, const std::string& kernel) {
   return s;
 }
 
-// Every model option, each with a valid value that sets it.
-const std::vector<std::pair<ModelOption, std::function<void(ModelSpec&)>>>& every_option() {
-  static const std::vector<std::pair<ModelOption, std::function<void(ModelSpec&)>>> options = {
-      {ModelOption::InitLengthscale, [](ModelSpec& s) { s.init_lengthscale = 2.0; }},
-      {ModelOption::InitVariance, [](ModelSpec& s) { s.init_variance = 0.5; }},
-      {ModelOption::HiddenArd, [](ModelSpec& s) { s.hidden_ard = true; }},
-      {ModelOption::GiPrecision, [](ModelSpec& s) { s.per_output_precision = true; }},
-      {ModelOption::Stl, [](ModelSpec& s) { s.sticking_the_landing = false; }},
-      {ModelOption::StlMixing, [](ModelSpec& s) { s.stl_mixing = true; }},
-      {ModelOption::MuParam, [](ModelSpec& s) { s.mu_raw = true; }},
-      {ModelOption::APrimeScale, [](ModelSpec& s) { s.a_prime_scale = 0.5; }},
-      {ModelOption::DeltaInit, [](ModelSpec& s) { s.delta_init = 10.0; }},
-      {ModelOption::DiwpDof, [](ModelSpec& s) { s.diwp_batch_dof = true; }},
-      {ModelOption::DiwpOmegaV, [](ModelSpec& s) { s.diwp_omega_v_paper = true; }},
-  };
+// Every model option of the table with each valid value that sets it (numbers: 2; switches: on;
+// choices: every one but the default), so a new option is tested without editing this list.
+const std::vector<std::pair<std::string, std::string>>& every_option() {
+  static const std::vector<std::pair<std::string, std::string>> options = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& d : dm::option_table()) {
+      if (d.type == dm::OptionType::Number) out.emplace_back(d.name, "2");
+      if (d.type == dm::OptionType::Switch) out.emplace_back(d.name, "on");
+      if (d.type == dm::OptionType::Choice) {
+        for (const auto& c : d.choices)
+          if (c != d.default_value) out.emplace_back(d.name, c);
+      }
+    }
+    return out;
+  }();
   return options;
+}
+
+// "--stl mixing" or "--a-prime-scale".
+std::string flag_of(const std::string& name) {
+  return dm::option_decl(name).flag();
 }
 
 }  // namespace
@@ -184,30 +188,34 @@ TEST_CASE("registry: the posterior's other name (inference) and the posteriors' 
 
 TEST_CASE("registry: the generic option check accepts an option where listed, else names it") {
   std::set<std::string> flags;
-  for (const auto& [option, set] : every_option()) {
-    flags.insert(dm::option_flag(option));
-    CHECK(!dm::option_description(option).empty());
+  for (const auto& d : dm::option_table()) {
+    flags.insert(d.flag());
+    CHECK(!d.summary.empty());
+    CHECK(!d.help.empty());
+    CHECK(dm::canonical_value(d, d.default_value, "") == d.default_value);
   }
-  CHECK(flags.size() == every_option().size());
+  CHECK(flags.size() == dm::option_table().size());
+  CHECK(every_option().size() == dm::option_table().size() + 1);  // stl: off and mixing
   size_t accepted = 0, rejected = 0;
   for (const auto& e : dm::registry()) {
     for (const auto& kernel : e.kernels) {
       const ModelSpec plain = spec_of(e, kernel);
       CAPTURE(dm::entry_label(e, kernel));
       CHECK(error_of(plain).empty());
-      for (const auto& [option, set] : every_option()) {
-        CAPTURE(dm::option_flag(option));
+      for (const auto& [option, value] : every_option()) {
+        CAPTURE(option);
+        CAPTURE(value);
         ModelSpec s = plain;
-        CHECK(!dm::option_is_set(option, s));
-        set(s);
-        CHECK(dm::option_is_set(option, s));
+        CHECK(!s.options.is_set(option));
+        s.options.set(option, value);
+        CHECK(s.options.is_set(option));
         const std::string msg = error_of(s);
-        if (dm::accepts(e, option, kernel)) {
+        if (dm::accepts(e, option, kernel, value)) {
           ++accepted;
           CHECK(msg.empty());
         } else {
           ++rejected;
-          CHECK(has(msg, dm::option_flag(option) + " ("));
+          CHECK(has(msg, flag_of(option)));
           CHECK(has(msg, "is not an option of " + dm::entry_label(e, kernel) + ";"));
           CHECK(has(msg, "only "));
           CHECK_THROWS_AS(dm::check_model_options(s), dkp::ConfigError);
@@ -218,36 +226,67 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
   CHECK(accepted == 22);  // sgp 2, dgp dsvi 2, gi se 2, diwp 3 x 2 kernels, dwp 2 + 4 + 4
   CHECK(rejected > 100);
   // Who takes what, as the messages say it.
-  const std::vector<std::tuple<std::string, std::string, std::string, ModelOption, std::string>>
+  const std::vector<
+      std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>>
       cases = {
-          {"nngp", "", "se", ModelOption::InitVariance,
-           "only sgp and dgp --inference dsvi take it"},
-          {"dgp", "global-inducing", "relu", ModelOption::HiddenArd,
+          {"nngp", "", "se", "init_variance", "2", "only sgp and dgp --inference dsvi take it"},
+          {"dgp", "global-inducing", "relu", "hidden_ard", "on",
            "only dgp --inference global-inducing --kernel se takes it"},
-          {"dgp", "dsvi", "se", ModelOption::GiPrecision,
+          {"dgp", "dsvi", "se", "gi_precision", "per-output",
            "only dgp --inference global-inducing --kernel se takes it"},
-          {"dgp", "global-inducing", "se", ModelOption::MuParam, "only dwp takes it"},
-          {"sgp", "", "se", ModelOption::Stl, "only dwp takes it"},
-          {"dwp", "gw", "se", ModelOption::StlMixing, "only dwp --posterior agw or abgw take"},
-          {"dwp", "gw", "se", ModelOption::APrimeScale, "only dwp --posterior agw or abgw take"},
-          {"nngp", "", "relu", ModelOption::DeltaInit, "only diwp takes it"},
-          {"dwp", "abgw", "se", ModelOption::DiwpDof, "only diwp takes it"},
+          {"dgp", "global-inducing", "se", "mu_param", "bayesfunc", "only dwp takes it"},
+          {"sgp", "", "se", "stl", "off", "only dwp takes it"},
+          {"dwp", "gw", "se", "stl", "mixing",
+           "--stl mixing (sticking the landing in log Q) is not an option of dwp --posterior gw; "
+           "only dwp --posterior agw or abgw takes it"},
+          {"dwp", "gw", "se", "a_prime_scale", "2", "only dwp --posterior agw or abgw take"},
+          {"nngp", "", "relu", "delta_init", "2", "only diwp takes it"},
+          {"dwp", "abgw", "se", "diwp_dof", "batch", "only diwp takes it"},
       };
-  for (const auto& [model, posterior, kernel, option, text] : cases) {
+  for (const auto& [model, posterior, kernel, option, value, text] : cases) {
     CAPTURE(model);
-    CAPTURE(dm::option_flag(option));
+    CAPTURE(option);
     ModelSpec s = spec_of(dm::entry(model, posterior), kernel);
-    for (const auto& [o, set] : every_option())
-      if (o == option) set(s);
+    s.options.set(option, value);
     CHECK(has(error_of(s), text));
   }
   // Number options must be positive and finite, before anything else.
   ModelSpec bad = spec_of(dm::entry("dwp", "agw"), "se");
-  bad.a_prime_scale = -1.0;
+  bad.options.set_number("a_prime_scale", -1.0);
   CHECK(has(error_of(bad), "--a-prime-scale must be positive and finite (got -1)"));
   bad = spec_of(dm::entry("nngp", ""), "se");
-  bad.delta_init = 0.0;
+  bad.options.set_number("delta_init", 0.0);
   CHECK(has(error_of(bad), "--delta-init must be positive and finite"));
+}
+
+TEST_CASE("options: values are read, checked and written in one canonical form") {
+  dm::OptionValues v;
+  CHECK(v.number(dm::opt::kDeltaInit) == dm::kDiwpDeltaInit);
+  CHECK(v.text(dm::opt::kDeltaInit) == "54.598150033144236");
+  CHECK(!v.is_set(dm::opt::kDeltaInit));
+  v.set(dm::opt::kAPrimeScale, "0.10");
+  CHECK(v.text(dm::opt::kAPrimeScale) == "0.1");
+  CHECK(v.number(dm::opt::kAPrimeScale) == 0.1);
+  v.set(dm::opt::kAPrimeScale, "1e0");  // the default: not set
+  CHECK(!v.is_set(dm::opt::kAPrimeScale));
+  CHECK(v.set_values().empty());
+  v.set(dm::opt::kHiddenArd, "true");
+  CHECK(v.on(dm::opt::kHiddenArd));
+  CHECK(v.text(dm::opt::kHiddenArd) == "on");
+  CHECK_THROWS_WITH_AS(v.set(dm::opt::kStl, "yes", "options.stl"),
+                       "options.stl must be on, off or mixing (got 'yes')", dkp::ConfigError);
+  CHECK_THROWS_WITH_AS(v.set(dm::opt::kAPrimeScale, "big"),
+                       doctest::Contains("--a-prime-scale: 'big' is not a number"),
+                       dkp::ConfigError);
+  CHECK_THROWS_WITH_AS(v.set("stl_mix", "on", "x.yaml:3"),
+                       doctest::Contains("x.yaml:3: no model option 'stl_mix'"), dkp::ConfigError);
+  CHECK_THROWS_AS(v.number(dm::opt::kStl), std::logic_error);  // read as the wrong type
+  CHECK_THROWS_AS(v.text("nope"), std::logic_error);
+  // The hash baseline differs from the default for delta_init alone.
+  for (const auto& d : dm::option_table()) {
+    CAPTURE(d.name);
+    CHECK((d.hash_baseline == d.default_value) == (d.name != dm::opt::kDeltaInit));
+  }
 }
 
 TEST_CASE("registry: the help text lists every model, posterior, kernel and option") {
@@ -259,9 +298,9 @@ TEST_CASE("registry: the help text lists every model, posterior, kernel and opti
     for (const auto& k : e.kernels) CHECK(has(help, k));
     for (const auto& a : e.aliases) CHECK(has(help, "also named " + a));
   }
-  for (const auto& [option, set] : every_option()) {
-    CHECK(has(help, "  " + dm::option_flag(option) + " "));
-    CHECK(has(help, dm::option_description(option)));
+  for (const auto& d : dm::option_table()) {
+    CHECK(has(help, "  " + d.flag() + " "));
+    CHECK(has(help, d.summary));
   }
   CHECK(has(help, "--posterior"));
   CHECK(has(help, "--inference"));

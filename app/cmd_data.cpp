@@ -7,10 +7,12 @@
 
 #include "cli.hpp"
 #include "data/checksums.hpp"
+#include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "data/standardise.hpp"
 #include "data/uci.hpp"
+#include "data/user_dataset.hpp"
 #include "eval/metrics.hpp"
 #include "util/error.hpp"
 
@@ -124,6 +126,46 @@ int data_baseline(const std::filesystem::path& root, const std::string& only) {
   return kExitOk;
 }
 
+// dkp data describe NAME: a dataset's row of the dataset table; for a user dataset also its
+// columns, target or classes and splits, read from its files.
+int data_describe(const std::filesystem::path& root, const std::string& name) {
+  const data::DatasetInfo info = data::dataset_info(name, root);
+  std::cout << fmt::format("{}: {}\n", info.name, info.summary);
+  std::cout << fmt::format(
+      "  task: {}; {} splits; split 0: {} training, {} test points; {} "
+      "features\n",
+      info.classes ? fmt::format("classification, {} classes", info.classes)
+                   : std::string("regression"),
+      info.splits, info.n_train, info.n_test, info.features);
+  if (info.kind != data::DatasetKind::User) return kExitOk;
+  const data::UserDatasetSpec spec = data::read_user_dataset_spec(info.declaration);
+  const data::UserDataset ds = data::load_user_dataset(spec);
+  std::cout << fmt::format("  declared in {}\n  file {} ({} rows), SHA-256 {}\n",
+                           info.declaration.string(), spec.csv.string(), ds.X.n_rows,
+                           ds.csv_sha256);
+  std::string features;
+  for (const auto& f : ds.feature_names) features += (features.empty() ? "" : ", ") + f;
+  std::cout << "  features: " << features << "\n";
+  if (ds.labels.empty()) {
+    std::cout << fmt::format("  target {}: mean {:.6g}, sd {:.6g}, min {:.6g}, max {:.6g}\n",
+                             spec.target, arma::mean(ds.y), arma::stddev(ds.y), ds.y.min(),
+                             ds.y.max());
+  } else {
+    std::cout << fmt::format("  labels of {} (class: label, rows):", spec.target);
+    for (size_t c = 0; c < ds.labels.size(); ++c) {
+      std::cout << fmt::format(" {}: {} ({})", c, ds.labels[c], arma::accu(ds.y == double(c)));
+    }
+    std::cout << "\n";
+  }
+  std::cout << fmt::format("  splits {}, fingerprint {} (joins the configuration hash):\n",
+                           spec.splits.canonical(), info.fingerprint);
+  for (int k = 0; k < spec.splits.count; ++k) {
+    const auto s = ds.split(k);
+    std::cout << fmt::format("    split {}: {} train, {} test\n", k, s.train.n_elem, s.test.n_elem);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_data(const std::vector<std::string>& args) {
@@ -132,18 +174,44 @@ int cmd_data(const std::vector<std::string>& args) {
       "only", po::value<std::string>()->default_value(""),
       "verify: only paths under this prefix (e.g. uci/yacht, mnist, cifar10); baseline: "
       "only this dataset (e.g. yacht)")("action", po::value<std::string>(),
-                                        "list | verify | baseline");
+                                        "list | verify | baseline | describe | example")(
+      "name", po::value<std::string>(), "describe: the dataset")(
+      "dest", po::value<std::string>(),
+      "example: write the example datasets into DIR/datasets/ (friedman, rings)");
   po::positional_options_description pos;
   pos.add("action", 1);
+  pos.add("name", 1);
   po::variables_map vm;
   if (!parse_or_help(args, desc, pos, vm,
-                     "dkp data list|verify|baseline [--data DIR] [--only PREFIX|NAME]"))
+                     "dkp data list|verify|baseline [--data DIR] [--only PREFIX|NAME]\n"
+                     "       dkp data describe NAME [--data DIR]\n"
+                     "       dkp data example --dest DIR"))
     return kExitOk;
-  if (!vm.count("action")) throw UsageError("missing action: list, verify or baseline");
+  if (!vm.count("action")) {
+    throw UsageError("missing action: list, verify, baseline, describe or example");
+  }
   const auto action = vm["action"].as<std::string>();
-  if (action != "list" && action != "verify" && action != "baseline")
-    throw UsageError(fmt::format("unknown action '{}': expected list, verify or baseline", action));
+  if (action != "list" && action != "verify" && action != "baseline" && action != "describe" &&
+      action != "example") {
+    throw UsageError(fmt::format(
+        "unknown action '{}': expected list, verify, baseline, describe or example", action));
+  }
+  if (action != "describe" && vm.count("name")) {
+    throw UsageError(fmt::format("unexpected argument '{}'", vm["name"].as<std::string>()));
+  }
+  if (action == "example") {
+    if (!vm.count("dest")) throw UsageError("example needs --dest DIR");
+    const std::filesystem::path dest = vm["dest"].as<std::string>();
+    for (const auto& n : data::write_example_datasets(dest)) {
+      std::cout << fmt::format("{}: {}\n", n, (dest / "datasets" / (n + ".yaml")).string());
+    }
+    return kExitOk;
+  }
   const auto root = data::resolve_data_root(vm["data"].as<std::string>());
+  if (action == "describe") {
+    if (!vm.count("name")) throw UsageError("describe needs a dataset name");
+    return data_describe(root, vm["name"].as<std::string>());
+  }
   if (action == "list") return data_list(root);
   if (action == "baseline") return data_baseline(root, vm["only"].as<std::string>());
   return data_verify(root, vm["only"].as<std::string>());

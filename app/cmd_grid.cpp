@@ -116,9 +116,9 @@ int grid_plan(const ex::Grid& grid, const fs::path& results, const po::variables
 
 // Whether the grid file has the profile ("full" always): several grids given to one command
 // may not all have it.
-bool has_profile(const fs::path& file, const std::string& profile) {
+bool has_profile(const fs::path& file, const std::string& profile, const fs::path& data_root) {
   if (profile == "full") return true;
-  const auto& names = ex::load_grid(file, "full").profiles;
+  const auto& names = ex::load_grid(file, "full", data_root).profiles;
   return std::find(names.begin(), names.end(), profile) != names.end();
 }
 
@@ -459,8 +459,9 @@ int grid_estimate(const std::vector<fs::path>& files, const std::string& profile
   ex::Estimator est(ex::read_stored_timings(results), eo);
   if (vm.count("cell")) {
     if (files.size() != 1) throw UsageError("--estimate --cell takes one grid file");
-    return estimate_one_cell(ex::load_grid(files.front(), profile), vm["cell"].as<std::string>(),
-                             est);
+    return estimate_one_cell(
+        ex::load_grid(files.front(), profile, fs::path(vm["data"].as<std::string>())),
+        vm["cell"].as<std::string>(), est);
   }
   std::optional<fs::path> data_root;
   try {
@@ -488,11 +489,11 @@ int grid_estimate(const std::vector<fs::path>& files, const std::string& profile
   size_t stored = 0, calibrated = 0, grids = 0;
   std::vector<std::string> notes;
   for (const auto& file : files) {
-    if (files.size() > 1 && !has_profile(file, profile)) {
+    if (files.size() > 1 && !has_profile(file, profile, fs::path(vm["data"].as<std::string>()))) {
       std::cout << fmt::format("{:<16} {:<12} no such profile\n", file.stem().string(), profile);
       continue;
     }
-    const ex::Grid grid = ex::load_grid(file, profile);
+    const ex::Grid grid = ex::load_grid(file, profile, fs::path(vm["data"].as<std::string>()));
     std::vector<ex::RunSpec> pending = ex::pending_cells(grid, results, status);
     // Cells on optional data that is not installed: `grid run` skips them, so they are left out
     // (and their cost said apart).
@@ -773,13 +774,14 @@ int cmd_grid(const std::vector<std::string>& args) {
     std::map<std::string, double> done;
     std::map<std::string, ex::CellProvenance> provenance;
     for (const fs::path file : files) {
-      if (!has_profile(file, profile)) {
+      if (!has_profile(file, profile, fs::path(vm["data"].as<std::string>()))) {
         std::cout << fmt::format("grid {} (profile {}): no such profile\n", file.stem().string(),
                                  profile);
         continue;
       }
-      grid_status(ex::load_grid(file, profile), vm["results"].as<std::string>(),
-                  vm.count("verbose") > 0, status, &done, &provenance);
+      grid_status(ex::load_grid(file, profile, fs::path(vm["data"].as<std::string>())),
+                  vm["results"].as<std::string>(), vm.count("verbose") > 0, status, &done,
+                  &provenance);
     }
     double seconds = 0.0;
     for (const auto& [hash, s] : done) seconds += s;
@@ -798,7 +800,8 @@ int cmd_grid(const std::vector<std::string>& args) {
                     files.size()));
   }
   const fs::path file = files.front();
-  const ex::Grid grid = ex::load_grid(file, vm["profile"].as<std::string>());
+  const ex::Grid grid =
+      ex::load_grid(file, vm["profile"].as<std::string>(), fs::path(vm["data"].as<std::string>()));
   const fs::path results = vm["results"].as<std::string>();
   std::vector<std::string> extra;
   if (const auto data = vm["data"].as<std::string>(); !data.empty()) {

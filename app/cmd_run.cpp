@@ -14,6 +14,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli.hpp"
+#include "data/datasets.hpp"
+#include "data/root.hpp"
 #include "experiments/lr_schedule.hpp"
 #include "experiments/names.hpp"
 #include "experiments/provenance.hpp"
@@ -38,16 +40,8 @@ po::options_description run_options() {
   d.add_options()
     ("config", po::value<std::string>(), "YAML file with any of these options as keys "
                                          "(command-line values take precedence)")
-    ("dataset", po::value<std::string>(), "UCI dataset: boston concrete energy kin8nm naval "
-                                          "power protein wine yacht (regression); mnist "
-                                          "(10 classes; robust-max: sgp, dgp dsvi | aep; softmax: "
-                                          "nngp, diwp, dgp global-inducing --kernel relu); "
-                                          "rectangles (Rectangle-Images, 2 classes: probit for "
-                                          "sgp, dgp dsvi | aep; data-scripts/fetch_rectangles.sh); "
-                                          "cifar10 (10 classes, as mnist; "
-                                          "data-scripts/fetch_cifar10.sh); toy (the "
-                                          "compositional paper's 1-D toy, 50 points, for "
-                                          "--model cdgp; its splits are trials)")
+    ("dataset", po::value<std::string>(), "dataset name: the papers' (below) or your own "
+                                          "(docs/cli.md, \"Your own data\")")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4; toy: the "
                                                   "trial, 0-9)")
     ("model", po::value<std::string>(), "sgp | dgp | nngp | diwp | dwp")
@@ -122,7 +116,8 @@ void store_config_file(const std::string& path, const po::options_description& d
   std::vector<std::string> args;
   for (const auto& kv : root) {
     // Keys are the options' long names, with dashes or, as in grid files, underscores.
-    auto key = kv.first.as<std::string>();
+    const auto given = kv.first.as<std::string>();
+    auto key = given;
     std::replace(key.begin(), key.end(), '_', '-');
     if (key == "config" || !desc.find_nothrow(key, false)) {
       // A hint: the option of the closest name (keys are the options' long names, dashed), or
@@ -148,7 +143,7 @@ void store_config_file(const std::string& path, const po::options_description& d
         }
       }
       throw ConfigError(
-          fmt::format("{}:{}: unknown key '{}'{}", path, kv.first.Mark().line + 1, key, hint));
+          fmt::format("{}:{}: unknown key '{}'{}", path, kv.first.Mark().line + 1, given, hint));
     }
     if (!kv.second.IsScalar()) {
       throw ConfigError(fmt::format("{}:{}: key '{}' needs a scalar value", path,
@@ -285,7 +280,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "\nexit codes: 0 done (or an existing result reused), 1 error, 2 usage error (or --out holds "
       "another\nconfiguration's result or checkpoint), 75 another process is running --out (its "
       "run.lock), 130 interrupted\n\n" +
-      models::registry_help();
+      models::registry_help() + data::datasets_help();
   if (!parse_or_help(args, desc, {}, vm, usage)) return kExitOk;
   if (vm.count("config")) {
     store_config_file(vm["config"].as<std::string>(), desc, vm);
@@ -313,7 +308,18 @@ int cmd_run(const std::vector<std::string>& args) {
   if (elbo_repeats < 1) throw UsageError("--elbo-repeats must be at least 1");
   if (!vm["elbo-repeats"].defaulted()) opt.elbo_repeats = elbo_repeats;
   opt.kl_anneal_requested = vm["kl-anneal"].as<long>();
-  experiments::validate_run_spec(spec);
+  // The data root, where a user dataset is declared (data/datasets.hpp); a missing root is
+  // reported where the data are read.
+  std::filesystem::path data_root;
+  try {
+    data_root = data::resolve_data_root(vm["data"].as<std::string>());
+  } catch (const DataError&) {
+  }
+  if (!data_root.empty()) {
+    if (const auto info = data::find_dataset(spec.dataset, data_root))
+      spec.data_fingerprint = info->fingerprint;
+  }
+  experiments::validate_run_spec(spec, data_root);
   spec.set_posterior(spec.posterior_name());  // --inference or --posterior: the model's own field
 
   // --out and --predictions: usage errors before anything is read, written or trained.

@@ -95,7 +95,7 @@ int cmd_tables(const std::vector<std::string>& args) {
       if (!files.empty()) check_results();
       const std::string profile = vm["profile"].as<std::string>();
       for (const auto& f : files) {
-        ex::Grid g = ex::load_grid(f, profile);
+        ex::Grid g = ex::load_grid(f, profile, fs::path(vm["data"].as<std::string>()));
         if (is_smoke(g)) continue;
         // Beside the paper protocols (profile full), the profiles a grid marks `tables: true`.
         std::vector<std::string> more;
@@ -104,7 +104,7 @@ int cmd_tables(const std::vector<std::string>& args) {
         for (const auto& p : more) {
           if (p == profile) continue;
           extra.insert(grids.size());
-          grids.emplace_back(ex::load_grid(f, p), results);
+          grids.emplace_back(ex::load_grid(f, p, fs::path(vm["data"].as<std::string>())), results);
         }
       }
     }
@@ -115,7 +115,9 @@ int cmd_tables(const std::vector<std::string>& args) {
                       input.string()));
     }
   } else if (fs::exists(input, ec)) {
-    grids.emplace_back(ex::load_grid(input, vm["profile"].as<std::string>()), results);
+    grids.emplace_back(ex::load_grid(input, vm["profile"].as<std::string>(),
+                                     fs::path(vm["data"].as<std::string>())),
+                       results);
     check_results();
   } else {
     throw ConfigError(fmt::format("{}: no such file or directory", input.string()));

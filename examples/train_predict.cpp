@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     // The run: split 0 of Gal and Ghahramani's yacht splits, the model by its names (as
     // `dkp run`'s options), and the protocol with `dkp run`'s defaults: S = 10 samples, full
     // batch, the learning rate dropping at half way, 100 posterior samples for prediction.
+    // README begin (README.md, "Using the library from C++", shows this part verbatim)
     experiments::RunSpec spec;
     spec.dataset = "yacht";
     spec.split = 0;
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
     options.out = dir;
     options.log_every = 0;
     const experiments::RunOutcome outcome = experiments::run_cell(spec, options);
+    // README end
     if (outcome.status == experiments::RunStatus::busy ||
         outcome.status == experiments::RunStatus::interrupted) {
       std::fprintf(stderr, "dkp_example: %s\n", outcome.message.c_str());

@@ -536,9 +536,9 @@ s42_run 0 "$dkp" grid status experiments/smoke.yaml --results "$work/no-such-sto
 s42_has "note: --results $work/no-such-store: no such directory"
 # dkp run --config: an unknown key is named with its line and the closest option; a grid file
 # given there says so.
-printf 'dataset: yacht\ntest_samples: 10\n' >"$work/s42-config.yaml"
+printf 'dataset: yacht\ntest_sample: 10\n' >"$work/s42-config.yaml"
 s42_run 2 "$dkp" run --config "$work/s42-config.yaml" --out "$work/s42-config-run"
-s42_has "$work/s42-config.yaml:2: unknown key 'test_samples' (did you mean 'test-samples'?)"
+s42_has "$work/s42-config.yaml:2: unknown key 'test_sample' (did you mean 'test-samples'?)"
 s42_run 2 "$dkp" run --config experiments/smoke.yaml --out "$work/s42-config-run"
 s42_has "(a grid file? it is run with 'dkp grid run FILE'"
 # Without --out, dkp run says where its run directory is.
@@ -647,6 +647,26 @@ expect_rc 2 "$dkp" toy --trials 2
 expect_rc 2 "$dkp" toy --posterior mean-field --out "$work/badtoy"
 expect_rc 2 "$dkp" toy --trials 0 --out "$work/badtoy"
 [ ! -e "$work/badtoy" ] || fail "dkp toy with bad options wrote $work/badtoy"
+# Your own data (README, "Your own data"): the example datasets, a regression run with a DWP, a
+# classification run, and a grid over the regression set writing its tables; the user dataset's
+# fingerprint joins the hash.
+"$dkp" data example --dest "$work/mydata" >/dev/null || fail "dkp data example"
+"$dkp" data describe friedman --data "$work/mydata" | grep -q '5 splits (random:5:0.1:0)' ||
+  fail "dkp data describe friedman"
+"$dkp" run --data "$work/mydata" --dataset friedman --split 0 --model dwp --posterior gw --depth 2 \
+  --steps 30 --kl-anneal 10 --out "$work/friedman0" --quiet >/dev/null || fail "dkp run --dataset friedman"
+grep -q '\\ndata=[0-9a-f]\{16\}\\n' "$work/friedman0/manifest.json" ||
+  fail "friedman: no data fingerprint in the canonical configuration"
+"$dkp" run --data "$work/mydata" --dataset rings --split 1 --model dgp --inference dsvi \
+  --steps 30 --kl-anneal 10 --out "$work/rings1" --quiet >/dev/null || fail "dkp run --dataset rings"
+grep -q '"test_acc":' "$work/rings1/result.json" || fail "rings: no test accuracy"
+sed 's/steps: 2000/steps: 30/; s/\[\[0, 1.0e-2\], \[1000, 1.0e-3\]\]/[[0, 1.0e-2]]/; s/kl_anneal: 100/kl_anneal: 10/' \
+  examples/grids/friedman.yaml >"$work/friedman-grid.yaml"
+"$dkp" grid run "$work/friedman-grid.yaml" --data "$work/mydata" --results "$work/myresults" \
+  -q >/dev/null 2>&1 || fail "dkp grid run (friedman)"
+"$dkp" tables "$work/friedman-grid.yaml" --data "$work/mydata" --results "$work/myresults" \
+  --out "$work/mytables" -q >/dev/null 2>&1 || fail "dkp tables (friedman)"
+grep -q '| se | friedman |' "$work/mytables/friedman-test_ll.md" || fail "friedman: no table row"
 # Every LaTeX table compiles standalone (`make deps` installs pdflatex; DKP_SMOKE_NO_LATEX=1 skips
 # this on a machine without TeX).
 if [ "${DKP_SMOKE_NO_LATEX:-0}" != 1 ]; then

@@ -1,5 +1,7 @@
 #include "data/mnist.hpp"
 
+#include "data/datasets.hpp"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -226,8 +228,9 @@ RegressionSplit image_split(Mnist m, bool standard, double scale) {
 }
 
 size_t dataset_classes(const std::string& dataset) {
-  if (dataset == "mnist" || dataset == "cifar10") return 10;
-  return dataset == "rectangles" ? 2 : 0;
+  for (const auto& d : builtin_datasets())
+    if (d.name == dataset && d.kind == DatasetKind::Images) return d.classes;
+  return 0;
 }
 
 std::string image_dataset_names() {

@@ -29,23 +29,32 @@ arma::mat Standardiser::inverse(const arma::mat& Z) const {
   return X;
 }
 
-RegressionSplit make_regression_split(const UciDataset& ds, size_t k) {
-  const SplitIndices idx = ds.split(k);
+RegressionSplit standardised_split(const arma::mat& X, const arma::vec& y, const SplitIndices& idx,
+                                   bool standardise_y) {
   RegressionSplit out;
-  out.dataset = ds.info.name;
-  out.split = k;
-  const arma::mat Xtr = ds.X.rows(idx.train);
-  const arma::mat Xte = ds.X.rows(idx.test);
-  const arma::vec ytr = ds.y.elem(idx.train);
-  const arma::vec yte = ds.y.elem(idx.test);
+  const arma::mat Xtr = X.rows(idx.train);
+  const arma::vec ytr = y.elem(idx.train);
+  const arma::vec yte = y.elem(idx.test);
   out.x_stats = Standardiser::fit(Xtr);
   out.X_train = out.x_stats.transform(Xtr);
-  out.X_test = out.x_stats.transform(Xte);
+  out.X_test = out.x_stats.transform(X.rows(idx.test));
+  if (!standardise_y) {
+    out.y_train = ytr;
+    out.y_test = yte;
+    return out;
+  }
   const Standardiser ys = Standardiser::fit(arma::mat(ytr));
   out.y_mean = ys.mean[0];
   out.y_std = ys.std[0];
   out.y_train = (ytr - out.y_mean) / out.y_std;
   out.y_test = (yte - out.y_mean) / out.y_std;
+  return out;
+}
+
+RegressionSplit make_regression_split(const UciDataset& ds, size_t k) {
+  RegressionSplit out = standardised_split(ds.X, ds.y, ds.split(k), true);
+  out.dataset = ds.info.name;
+  out.split = k;
   return out;
 }
 

@@ -28,10 +28,17 @@ struct RegressionSplit {
   arma::vec y_train, y_test;  ///< standardised targets
   Standardiser x_stats;
   double y_mean = 0.0, y_std = 1.0;  ///< target statistics (original units)
+  /// 0: regression; C >= 2: classification, the targets are class indices 0..C-1.
+  size_t classes = 0;
 
   /// Maps standardised target values back to original units.
   arma::vec y_to_original(const arma::vec& y) const { return y * y_std + y_mean; }
 };
+
+/// The split `idx` of the rows of X and y: inputs standardised with the training rows'
+/// statistics, and the targets too when `standardise_y` (regression; class indices stay).
+RegressionSplit standardised_split(const arma::mat& X, const arma::vec& y, const SplitIndices& idx,
+                                   bool standardise_y);
 
 /// Builds a standardised split from a loaded dataset.
 RegressionSplit make_regression_split(const UciDataset& ds, size_t k);

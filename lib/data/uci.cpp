@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/toy.hpp"
 #include "util/error.hpp"
@@ -18,17 +19,12 @@ namespace dkp::data {
 namespace fs = std::filesystem;
 
 const std::vector<UciInfo>& uci_catalogue() {
-  static const std::vector<UciInfo> catalogue = {
-      {"boston", "bostonHousing"},
-      {"concrete", "concrete"},
-      {"energy", "energy"},
-      {"kin8nm", "kin8nm"},
-      {"naval", "naval-propulsion-plant"},
-      {"power", "power-plant"},
-      {"protein", "protein-tertiary-structure"},
-      {"wine", "wine-quality-red"},
-      {"yacht", "yacht"},
-  };
+  static const std::vector<UciInfo> catalogue = [] {
+    std::vector<UciInfo> c;
+    for (const auto& d : builtin_datasets())
+      if (d.kind == DatasetKind::Uci) c.push_back({d.name, d.folder});
+    return c;
+  }();
   return catalogue;
 }
 
@@ -36,11 +32,8 @@ const UciInfo& uci_info(const std::string& name) {
   for (const auto& info : uci_catalogue()) {
     if (info.name == name || info.folder == name) return info;
   }
-  std::string known;
-  for (const auto& info : uci_catalogue()) known += (known.empty() ? "" : ", ") + info.name;
-  throw ConfigError(
-      fmt::format("unknown dataset '{}' (known: {}; images: {}; the compositional toy: {})", name,
-                  known, image_dataset_names(), kToyDataset));
+  dataset_info(name);  // ConfigError listing the known names
+  throw ConfigError(fmt::format("'{}' is not a UCI dataset", name));
 }
 
 namespace {

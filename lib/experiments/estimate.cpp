@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "data/datasets.hpp"
 #include "data/toy.hpp"
 #include "eval/metrics.hpp"
 #include "experiments/store.hpp"
@@ -94,26 +95,9 @@ DatasetShape shape_of(const RunSpec& cell) {
 }  // namespace
 
 std::optional<DatasetShape> dataset_shape(const std::string& dataset) {
-  // UCI: the Gal & Ghahramani splits (90% training); data-scripts/README.md lists the sets.
-  static const std::map<std::string, DatasetShape> shapes = {
-      {"boston", {455, 51, 13, 0}},
-      {"concrete", {927, 103, 8, 0}},
-      {"energy", {691, 77, 8, 0}},
-      {"kin8nm", {7373, 819, 8, 0}},
-      {"naval", {10741, 1193, 16, 0}},
-      {"power", {8611, 957, 4, 0}},
-      {"protein", {41157, 4573, 9, 0}},
-      {"wine", {1439, 160, 11, 0}},
-      {"yacht", {277, 31, 6, 0}},
-      {"mnist", {60000, 10000, 784, 10}},
-      {"rectangles", {12000, 50000, 784, 2}},
-      {"cifar10", {50000, 10000, 3072, 10}},
-      // The compositional toy: 1-D inputs, the same points in every split (trial).
-      {data::kToyDataset, {data::kToyPoints, data::kToyTestPoints, 1, 0}},
-  };
-  const auto it = shapes.find(dataset);
-  if (it == shapes.end()) return std::nullopt;
-  return it->second;
+  const auto d = data::find_dataset(dataset);  // the dataset table (data/datasets.hpp)
+  if (!d) return std::nullopt;
+  return DatasetShape{d->n_train, d->n_test, d->features, d->classes};
 }
 
 std::string cost_key(const RunSpec& c) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/uci.hpp"
 #include "experiments/names.hpp"
@@ -38,7 +39,13 @@ struct Where {
 
 class Parser {
  public:
-  explicit Parser(std::string file) : file_(std::move(file)) {}
+  Parser(std::string file, fs::path data_root)
+      : file_(std::move(file)), data_root_(std::move(data_root)) {}
+
+  /// A dataset of the dataset table, user datasets from the grid's data root (data/datasets.hpp).
+  data::DatasetInfo dataset(const std::string& name) const {
+    return data_root_.empty() ? data::dataset_info(name) : data::dataset_info(name, data_root_);
+  }
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
                          const std::string& msg) const {
@@ -161,6 +168,7 @@ class Parser {
 
  private:
   std::string file_;
+  fs::path data_root_;
 };
 
 template <class T>
@@ -464,7 +472,7 @@ Axes parse_axes(const Parser& P, const YAML::Node& a, const std::string& path) {
         [&](const YAML::Node& n, const std::string& k) {
           const std::string s = P.get_string(n, k);
           try {
-            return canonical_dataset(s);
+            return P.dataset(s).name;
           } catch (const ConfigError& e) {
             P.fail(n, k, e.what());
           }
@@ -535,7 +543,7 @@ std::vector<Override> parse_overrides(const Parser& P, const YAML::Node& v,
       if (k == "dataset") {
         for (auto& d : o.when[k]) {
           try {
-            d = canonical_dataset(d);
+            d = P.dataset(d).name;
           } catch (const ConfigError& ex) {
             P.fail(it->second, ik + ".when.dataset", ex.what());
           }
@@ -682,8 +690,9 @@ struct Provenance {
 
 }  // namespace
 
-Grid parse_grid(const std::string& text, const std::string& filename, const std::string& profile) {
-  Parser P(filename);
+Grid parse_grid(const std::string& text, const std::string& filename, const std::string& profile,
+                const fs::path& data_root) {
+  Parser P(filename, data_root);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -787,7 +796,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
   std::set<std::string> hashes;
   std::set<std::string> options_used;  // the grid-level options some cell takes
   for (const auto& ds : *axes.datasets.value) {
-    const int n = uci_split_count(ds);
+    const int n = P.dataset(ds).splits;
     if (!axes.splits_all) {
       for (int s : *axes.splits.value) {
         if (s >= n) {
@@ -800,7 +809,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
   // Split-major order: every table cell gets its first split before any gets its second.
   int max_splits = 0;
   for (const auto& ds : *axes.datasets.value)
-    max_splits = std::max(max_splits, uci_split_count(ds));
+    max_splits = std::max(max_splits, P.dataset(ds).splits);
   std::vector<int> split_order;
   if (axes.splits_all) {
     for (int s = 0; s < max_splits; ++s) split_order.push_back(s);
@@ -809,7 +818,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
   }
   for (int split : split_order) {
     for (const auto& ds : *axes.datasets.value) {
-      if (split >= uci_split_count(ds)) continue;
+      if (split >= P.dataset(ds).splits) continue;
       for (const auto& m : *axes.models) {
         std::vector<std::string> kernels =
             m.kernels.value ? *m.kernels.value
@@ -839,6 +848,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
                 RunSpec s;
                 s.grid = g.name;
                 s.dataset = ds;
+                s.data_fingerprint = P.dataset(ds).fingerprint;
                 s.split = split;
                 s.model = m.model;
                 s.set_posterior(post);
@@ -870,7 +880,7 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
                 }
                 for (RunSpec& c : with_options(P, s, axes.options, m.options, options_used)) {
                   try {
-                    validate_run_spec(c);
+                    validate_run_spec(c, data_root);
                   } catch (const ConfigError& e) {
                     P.fail_where(depth_where, fmt::format("{}: {}", c.label(), e.what()));
                   }
@@ -897,14 +907,14 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
   return g;
 }
 
-Grid load_grid(const fs::path& file, const std::string& profile) {
+Grid load_grid(const fs::path& file, const std::string& profile, const fs::path& data_root) {
   std::string text;
   try {
     text = util::read_file(file);
   } catch (const DataError& e) {
     throw ConfigError(fmt::format("cannot read grid file: {}", e.what()));
   }
-  return parse_grid(text, file.string(), profile);
+  return parse_grid(text, file.string(), profile, data_root);
 }
 
 const RunSpec& find_cell(const Grid& grid, const std::string& hash) {

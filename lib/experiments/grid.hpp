@@ -92,10 +92,12 @@ const RunSpec& find_cell(const Grid& grid, const std::string& hash);
 /// Table families known to `dkp tables`.
 const std::vector<std::string>& known_families();
 
-/// Loads and validates a grid file and expands it with the given profile.
-Grid load_grid(const std::filesystem::path& file, const std::string& profile = "full");
+/// Loads and validates a grid file and expands it with the given profile. User datasets
+/// (data/datasets.hpp) are looked up under `data_root` (empty: $DKP_DATA and its fallbacks).
+Grid load_grid(const std::filesystem::path& file, const std::string& profile = "full",
+               const std::filesystem::path& data_root = {});
 /// Same from text; `filename` is used in error messages and as the default grid name.
 Grid parse_grid(const std::string& text, const std::string& filename,
-                const std::string& profile = "full");
+                const std::string& profile = "full", const std::filesystem::path& data_root = {});
 
 }  // namespace dkp::experiments

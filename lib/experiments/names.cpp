@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/toy.hpp"
 #include "data/uci.hpp"
@@ -31,8 +32,7 @@ const std::vector<std::string>& known_families() {
 // A dataset's canonical name: MNIST's, or the UCI short name of any accepted spelling (throws
 // ConfigError listing the known names).
 std::string canonical_dataset(const std::string& name) {
-  if (data::is_toy_dataset(name)) return name;
-  return data::dataset_classes(name) > 0 ? name : data::uci_info(name).name;
+  return data::dataset_info(name).name;
 }
 
 const std::vector<std::string> kWidthRules = {"input", "min(input,30)"};
@@ -73,10 +73,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 int uci_split_count(const std::string& dataset) {
-  if (data::dataset_classes(dataset) > 0) return 1;            // MNIST: its one train/test split
-  if (data::is_toy_dataset(dataset)) return data::kToyTrials;  // its trials
-  const auto& info = data::uci_info(dataset);
-  return info.name == "protein" ? 5 : 20;
+  return data::dataset_info(dataset).splits;
 }
 
 std::string format_double(double x) {

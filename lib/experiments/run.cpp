@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "eval/metrics.hpp"
@@ -125,7 +126,24 @@ RunOutcome interrupted_outcome(std::string message) {
 }  // namespace
 
 RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
-  validate_run_spec(spec);
+  // User datasets are declared under the data root (data/datasets.hpp); a root that does not
+  // exist is reported where the data are read.
+  std::filesystem::path user_root;
+  try {
+    user_root = data::resolve_data_root(options.data_root);
+  } catch (const DataError&) {
+  }
+  validate_run_spec(spec, user_root);
+  if (!user_root.empty()) {
+    if (const auto info = data::find_dataset(spec.dataset, user_root);
+        info && info->fingerprint != spec.data_fingerprint) {
+      throw DataError(fmt::format(
+          "dataset {}: its files or declaration ({}) have fingerprint {}, the run's configuration "
+          "{}: the configuration was made for other data (rerun `dkp grid plan` or `dkp run`)",
+          spec.dataset, info->declaration.string(), info->fingerprint,
+          spec.data_fingerprint.empty() ? "none" : spec.data_fingerprint));
+    }
+  }
   if (options.threads < 1) throw ConfigError("run: threads must be at least 1");
   if (options.blas_threads < 1) throw ConfigError("run: blas_threads must be at least 1");
   if (options.elbo_repeats && *options.elbo_repeats < 1) {
@@ -302,7 +320,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
                                 spec.dataset, spec.split));
   }
   const data::RegressionSplit& split = run_data.split;
-  const size_t classes = data::dataset_classes(spec.dataset);
+  const size_t classes = split.classes;
   const size_t width = resolve_width(p.width, split.X_train.n_cols);
   if (spec.model == "dgp" && spec.posterior_name() == "dsvi" && width > 30 && p.width == "input") {
     spdlog::warn(

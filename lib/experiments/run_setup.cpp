@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "data/toy.hpp"
+#include "data/user_dataset.hpp"
 #include "models/factory.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -34,10 +36,22 @@ std::string split_data_sha256(const data::UciDataset& ds, int split) {
   return uci_dir_sha256(ds.dir, split);
 }
 
+namespace {
+// A user dataset's declaration under `root` (data/user_dataset.hpp); ConfigError naming the place
+// when there is none.
+data::UserDatasetSpec user_spec(const std::filesystem::path& root, const std::string& dataset) {
+  const data::DatasetInfo info = data::dataset_info(dataset, root);
+  return data::read_user_dataset_spec(info.declaration);
+}
+}  // namespace
+
 std::string run_data_sha256(const std::filesystem::path& root, const std::string& dataset,
                             int split) {
   if (data::dataset_classes(dataset) > 0) return data::images_sha256(root, dataset);
   if (data::is_toy_dataset(dataset)) return data::toy_sha256();
+  if (const auto d = data::find_dataset(dataset, root); d && d->kind == data::DatasetKind::User) {
+    return data::user_split_sha256(user_spec(root, dataset), split);
+  }
   const auto dir = root / "uci" / data::uci_info(dataset).folder / "data";
   if (!std::filesystem::is_directory(dir)) data::load_uci(root, dataset);  // its "not found" error
   return uci_dir_sha256(dir, split);
@@ -50,10 +64,16 @@ RunData load_run_data(const std::filesystem::path& root, const std::string& data
     d.split =
         data::image_split(data::load_images(root, dataset), pixels == "standard", pixel_scale);
     d.split.dataset = dataset;
+    d.split.classes = data::dataset_classes(dataset);
     d.sha256 = data::images_sha256(root, dataset);
   } else if (data::is_toy_dataset(dataset)) {
     d.split = data::toy_split(size_t(split));
     d.sha256 = data::toy_sha256();
+  } else if (const auto info = data::find_dataset(dataset, root);
+             info && info->kind == data::DatasetKind::User) {
+    const data::UserDatasetSpec spec = user_spec(root, dataset);
+    d.split = data::user_split(data::load_user_dataset(spec), split);
+    d.sha256 = data::user_split_sha256(spec, split);
   } else {
     const data::UciDataset ds = data::load_uci(root, dataset);
     d.split = data::make_regression_split(ds, size_t(split));
@@ -73,7 +93,7 @@ std::unique_ptr<models::Model> make_run_model(const RunSpec& spec, size_t width,
                                               const data::RegressionSplit& split,
                                               const random::Stream& run) {
   random::Stream init = run.child("init", 0);
-  const models::ModelSpec mspec = model_spec(spec, width, data::dataset_classes(spec.dataset));
+  const models::ModelSpec mspec = model_spec(spec, width, split.classes);
   return models::make_model(mspec, split.X_train, split.y_train, init);
 }
 

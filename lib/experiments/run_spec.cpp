@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/toy.hpp"
 #include "data/uci.hpp"
@@ -96,6 +97,7 @@ std::string RunSpec::canonical() const {
       "inducing={}\nbatch={}\nwidth={}\nseed={}\n",
       dataset, split, model, inf, post, depth, kernel, p.steps, format_lr_schedule(p.lr_schedule),
       p.kl_anneal, p.train_samples, p.test_samples, p.inducing, p.batch, p.width, p.seed);
+  if (!data_fingerprint.empty()) c += "data=" + data_fingerprint + "\n";
   // The model options where they differ from their hash baselines, then the data's.
   for (const auto& d : models::option_table()) {
     if (in_canonical(*this, d)) c += d.name + "=" + options.text(d.name) + "\n";
@@ -191,6 +193,7 @@ RunSpec RunSpec::parse_canonical(const std::string& text) {
     p.pixels = *px;
   }
   if (const auto v = take("pixel_scale", false)) p.pixel_scale = number("pixel_scale", *v);
+  if (const auto v = take("data", false)) r.data_fingerprint = *v;
   if (!kv.empty()) {
     throw DataError(fmt::format("run configuration: unknown key '{}'", kv.begin()->first));
   }
@@ -266,11 +269,13 @@ std::string RunSpec::command_line(const std::string& dkp_path, const fs::path& r
   return out;
 }
 
-void validate_run_spec(const RunSpec& s) {
-  const bool classification = data::dataset_classes(s.dataset) > 0;
-  if (!classification && !data::is_toy_dataset(s.dataset))
-    data::uci_info(s.dataset);  // throws ConfigError listing the known names
-  if (!classification && (s.protocol.pixels != "unit" || s.protocol.pixel_scale != 1.0)) {
+void validate_run_spec(const RunSpec& s, const std::filesystem::path& data_root) {
+  // The dataset table (data/datasets.hpp): ConfigError listing the known names.
+  const data::DatasetInfo info =
+      data_root.empty() ? data::dataset_info(s.dataset) : data::dataset_info(s.dataset, data_root);
+  const bool classification = info.classes > 0;
+  if (info.kind != data::DatasetKind::Images &&
+      (s.protocol.pixels != "unit" || s.protocol.pixel_scale != 1.0)) {
     throw ConfigError(fmt::format(
         "pixels '{}' and pixel scale {} are for images; {}'s inputs are standardised per feature",
         s.protocol.pixels, s.protocol.pixel_scale, s.dataset));
@@ -279,7 +284,7 @@ void validate_run_spec(const RunSpec& s) {
     throw ConfigError(
         fmt::format("pixel scale must be positive and finite (got {})", s.protocol.pixel_scale));
   }
-  const int n = uci_split_count(s.dataset);
+  const int n = info.splits;
   if (s.split < 0 || s.split >= n) {
     throw ConfigError(
         fmt::format("split {} does not exist for {} (splits 0..{})", s.split, s.dataset, n - 1));

@@ -40,6 +40,10 @@ struct Protocol {
 struct RunSpec {
   std::string grid;  ///< grid name (directory under the results root; not part of the hash)
   std::string dataset;
+  /// A user dataset's fingerprint (data::DatasetInfo::fingerprint: its CSV, columns, task and
+  /// split rule), written to the canonical text as `data=`; empty for the papers' datasets, whose
+  /// hashes it leaves alone.
+  std::string data_fingerprint;
   int split = 0;
   std::string model;
   /// The model's approximate posterior (models/registry.hpp) is one axis with two names: `dkp run
@@ -89,8 +93,10 @@ struct RunSpec {
 
 /// Checks a spec's values, and its model, posterior, depth, kernel and model options by the
 /// model registry's rules (models::check_spec; used by expansion and by `dkp run` on its
-/// options); throws ConfigError naming the offending value.
-void validate_run_spec(const RunSpec& spec);
+/// options); throws ConfigError naming the offending value. The dataset is looked up in the
+/// dataset table (data/datasets.hpp) with `data_root` for user datasets (empty: $DKP_DATA and its
+/// fallbacks).
+void validate_run_spec(const RunSpec& spec, const std::filesystem::path& data_root = {});
 
 /// The hidden width a width rule gives on data with d0 input features: "input" (d0),
 /// "min(input,30)" or a positive integer; ConfigError otherwise.

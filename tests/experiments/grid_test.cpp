@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "data/datasets.hpp"
+#include "data/user_dataset.hpp"
 #include "experiments/grid.hpp"
 #include "test_support.hpp"
 #include "util/error.hpp"
@@ -399,6 +401,33 @@ TEST_CASE("grid options: a sweep applies where a model takes each value, and kee
   // An option no cell takes is an error, not a silent no-op.
   CHECK(has(error_of(with("  seed: 3", "  seed: 3\n  options: {delta_init: 2}")),
             "no cell of the grid takes option delta_init"));
+}
+
+TEST_CASE("grid over a user dataset: its fingerprint joins every cell's hash") {
+  namespace fs = std::filesystem;
+  const fs::path root = dkp::test::temp_dir("grid-user");
+  dkp::data::write_example_datasets(root);
+  const std::string text = with("datasets: [boston, protein]", "datasets: [friedman]");
+  const Grid g = parse_grid(text, "grids/t.yaml", "full", root);
+  REQUIRE(g.cells.size() ==
+          5 * (2 + 2 * 2) + 5 * 2);  // 5 splits: dgp, dwp x 2, x 2 depths; sgp x 2
+  const std::string fp = dkp::data::dataset_info("friedman", root).fingerprint;
+  for (const auto& c : g.cells) {
+    CHECK(c.data_fingerprint == fp);
+    CHECK(has(c.canonical(), "\ndata=" + fp + "\n"));
+    CHECK(RunSpec::parse_canonical(c.canonical()).hash() == c.hash());
+  }
+  // Without the root that declares it, the name is unknown, and the message says where to look.
+  CHECK(has(error_of(text), "datasets/friedman.yaml"));
+  // A split the rule does not have.
+  const std::string bad =
+      with("datasets: [boston, protein]\n  splits: all", "datasets: [friedman]\n  splits: [7]");
+  try {
+    parse_grid(bad, "grids/t.yaml", "full", root);
+    FAIL("no error");
+  } catch (const dkp::ConfigError& e) {
+    CHECK(has(e.what(), "split 7 does not exist for friedman (splits 0..4)"));
+  }
 }
 
 TEST_CASE("the posterior's two names: inference and posterior give the same cells and hashes") {

@@ -21,6 +21,7 @@
 #include "experiments/provenance.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
+#include "experiments/store_index.hpp"
 #include "experiments/verify.hpp"
 #include "platform/blas_threads.hpp"
 #include "platform/cpu.hpp"
@@ -201,7 +202,7 @@ int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose,
   }
   std::string to_force;
   if (n(ex::CellState::damaged)) {
-    to_force = fmt::format("{} damaged (a malformed result.json, manifest.json or trace.csv)",
+    to_force = fmt::format("{} damaged (a malformed result.json, manifest.json or trace.csv, or one modified since dkp wrote it)",
                            n(ex::CellState::damaged));
   }
   if (n(ex::CellState::stale)) {
@@ -283,7 +284,7 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
         grid_args(grid, results));
   }
   print_cells_to_force(grid, results, sum.damaged_cells,
-                       "damaged (a malformed result.json, manifest.json or trace.csv)");
+                       "damaged (a malformed result.json, manifest.json or trace.csv, or one modified since dkp wrote it)");
   print_cells_to_force(grid, results, sum.stale_cells, "stale (made from other data)");
   std::cout << std::flush;
   if (sum.interrupted || sum.not_started) return 130;
@@ -601,6 +602,30 @@ int grid_merge(const std::vector<std::string>& sources, const po::variables_map&
 
 }  // namespace
 
+// dkp grid index: every finished cell of the store in its grid's index.tsv.
+int grid_index(const fs::path& results_root) {
+  size_t recorded = 0, held = 0, modified = 0;
+  std::map<fs::path, std::map<std::string, ex::IndexEntry>> indexes;
+  for (const fs::path& dir : ex::store_run_dirs(results_root)) {
+    const auto [grid_dir, key] = ex::index_place(dir);
+    if (key.empty() || !ex::finished_cell_problem(dir).empty()) continue;
+    if (!indexes.count(grid_dir)) indexes[grid_dir] = ex::read_store_index(grid_dir);
+    const auto& index = indexes[grid_dir];
+    if (!index.count(key)) {
+      ex::record_in_store_index(dir);
+      ++recorded;
+    } else if (const std::string why = ex::index_mismatch(dir, index); !why.empty()) {
+      std::cerr << "modified: " << why << "\n";
+      ++modified;
+    } else {
+      ++held;
+    }
+  }
+  std::cout << fmt::format("grid index {}: {} cells recorded now, {} already held, {} modified\n",
+                           results_root.string(), recorded, held, modified);
+  return modified ? kExitError : kExitOk;
+}
+
 int cmd_grid(const std::vector<std::string>& args) {
   po::options_description desc = common_options();
   desc.add_options()("action", po::value<std::string>(), "plan | status | run | verify | merge")(
@@ -653,7 +678,11 @@ int cmd_grid(const std::vector<std::string>& args) {
       "[--seed S] [-j N] [--record]\n"
       "       dkp grid plan FILE... --estimate [--profile P] [--results DIR] [--nodes N...] "
       "[--cores C...] [--cell HASH] [-v]\n"
-      "       dkp grid merge SRC_STORE... --into DST_STORE [--dry-run] [-v]\n\n"
+      "       dkp grid merge SRC_STORE... --into DST_STORE [--dry-run] [-v]\n"
+      "       dkp grid index [--results DIR]\n\n"
+      "index records in each grid's index.tsv (experiments/store_index.hpp) the finished cells\n"
+      "of the store that it does not hold yet (dkp run records the cells it writes), and\n"
+      "reports the cells whose files no longer match their line (modified: exit 1).\n\n"
       "plan --estimate prints, per grid, the pending cells, their estimated CPU hours (step times\n"
       "of stored cells of the same cost, else a short calibration on this machine) and the wall\n"
       "time on N machines of C cores (--nodes 1 10 --cores 2 32: two configurations); with\n"
@@ -672,16 +701,20 @@ int cmd_grid(const std::vector<std::string>& args) {
       "counts the done cells by provenance (-v: a mark per cell).\n\n"
       "Cell states (status): done, running (a process holds its run.lock now), interrupted (a\n"
       "checkpoint or manifest, no result, nobody running it), missing, failed (error.json),\n"
-      "damaged (a malformed result.json, manifest.json or trace.csv: named with the error) and\n"
+      "damaged (a malformed result.json, manifest.json or trace.csv, or one that no longer matches\n"
+      "the grid's index.tsv: named with the error) and\n"
       "stale (a result or checkpoint made from other data than the data now present). run skips\n"
       "cells running elsewhere, reports damaged and stale ones (exit 1) and recomputes them\n"
       "with --force (all cells, or --cell HASH).";
   if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
-  if (!vm.count("action")) throw UsageError("missing action: plan, status, run, verify or merge");
+  if (!vm.count("action")) {
+    throw UsageError("missing action: plan, status, run, verify, merge or index");
+  }
   const std::string action = vm["action"].as<std::string>();
   if (action != "plan" && action != "status" && action != "run" && action != "verify" &&
-      action != "merge") {
-    throw UsageError(fmt::format("unknown action '{}' (plan, status, run, verify, merge)", action));
+      action != "merge" && action != "index") {
+    throw UsageError(
+        fmt::format("unknown action '{}' (plan, status, run, verify, merge, index)", action));
   }
   const std::vector<std::string> files =
       vm.count("file") ? vm["file"].as<std::vector<std::string>>() : std::vector<std::string>();
@@ -719,7 +752,7 @@ int cmd_grid(const std::vector<std::string>& args) {
   only("record", {"verify"});
   only("verbose", {"status", "plan", "merge"});
   only("profile", {"plan", "status", "run", "verify"});
-  only("results", {"plan", "status", "run", "verify"});
+  only("results", {"plan", "status", "run", "verify", "index"});
   const bool estimate = vm.count("estimate") > 0;
   if (!estimate) {
     for (const char* opt : {"nodes", "cores"}) {
@@ -738,6 +771,10 @@ int cmd_grid(const std::vector<std::string>& args) {
   const int jobs = vm["jobs"].as<int>();
   if (jobs < 1 || jobs > 256) throw UsageError(fmt::format("-j {} is out of range (1..256)", jobs));
   if (action == "merge") return grid_merge(files, vm);
+  if (action == "index") {
+    if (!files.empty()) throw UsageError("grid index takes no grid file: it indexes --results");
+    return grid_index(vm["results"].as<std::string>());
+  }
 
   if (files.empty()) throw UsageError("missing grid file");
   if (estimate) {

@@ -25,6 +25,19 @@ for dir in $dirs; do
     echo "check-results: $dir is not a finished cell (no result.json with hash $hash)" >&2
     fail=1
   fi
+  # The grid's index (experiments/store_index.hpp): the cell as dkp wrote it, not edited since.
+  grid=$(basename "$(dirname "$(dirname "$(dirname "$dir")")")")
+  key=${dir#"$store/$grid/"}
+  line=$(grep -F "$key"$'\t' "$store/$grid/index.tsv" 2>/dev/null || true)
+  if [ -z "$line" ]; then
+    echo "check-results: $dir is not in $store/$grid/index.tsv (run 'dkp grid index', then scripts/store-add.sh)" >&2
+    fail=1
+  elif [ -f "$dir/result.json" ] && [ -f "$dir/manifest.json" ] &&
+    [ "$(printf '%s\t%s\t%s' "$key" "$(sha256sum <"$dir/result.json" | cut -c1-64)" \
+      "$(sha256sum <"$dir/manifest.json" | cut -c1-64)")" != "$line" ]; then
+    echo "check-results: $dir: result.json or manifest.json was modified after dkp wrote it ($store/$grid/index.tsv)" >&2
+    fail=1
+  fi
   # (a missing file is reported above: the size of those present, and go on to the next cell)
   kb=$( (cat "$dir"/result.json "$dir"/manifest.json "$dir"/trace.csv 2>/dev/null || true) | wc -c)
   if [ "$kb" -gt 153600 ]; then

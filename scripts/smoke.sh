@@ -578,9 +578,18 @@ s42_has "done $((cells - 1)), running 0, interrupted 1, missing 0"
 mv "$work/s42-result.json" "$d2/result.json"
 # A result made from other data than the data now present is stale: reported, not reused; the
 # tables leave it out with a warning.
+# (Edited by hand here, the cell would be damaged, modified since dkp wrote it, as the grid's
+# index.tsv says; without its index line, as a cell of a dkp before the index, it is stale.)
 for f in result.json manifest.json; do
   sed -i -E 's/"data_sha256": ?"[0-9a-f]*"/"data_sha256": "0123456789abcdef"/' "$d2/$f"
 done
+index42="$(dirname "$(dirname "$(dirname "$d2")")")/index.tsv"
+s42_run 0 "$dkp" grid status "${g42[@]}" --verbose
+s42_has "damaged     $h2 "
+s42_has "was modified after dkp wrote it"
+s42_run 1 "$dkp" grid index --results "$(dirname "$(dirname "$(dirname "$(dirname "$d2")")")")"
+s42_has "1 modified"
+sed -i "/$h2/d" "$index42"
 s42_run 0 "$dkp" grid status "${g42[@]}" --verbose
 s42_has "stale       $h2 "
 s42_has "result made from other data: data_sha256 0123456789abcdef, the data of "

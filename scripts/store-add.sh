@@ -2,7 +2,8 @@
 # Stages the finished cells of the result store for a commit: for every run directory
 # <store>/<grid>/<dataset>/split<k>/<hash>/ whose result.json carries that hash, its result.json,
 # manifest.json, trace.csv and verified.json (the record of `dkp grid verify --record`, when there
-# is one), and the grids' snapshot-<profile>.yaml files. Cells still running,
+# is one), and the grids' snapshot-<profile>.yaml and index.tsv files (dkp run records the cells
+# it writes in index.tsv; `dkp grid index` records others: run it first). Cells still running,
 # interrupted or failed (no result.json of their hash) are left out, so no partial cell enters
 # git. A trace of more than 1000 rows (a cell computed before `dkp run --trace-every auto`) is
 # first thinned in place to every k-th row and its last, the rows --trace-every auto would keep.
@@ -34,5 +35,6 @@ while IFS= read -r result; do
   git add -- "${files[@]}"
   staged=$((staged + 1))
 done < <(find "$store" -mindepth 5 -maxdepth 5 -name result.json | sort)
-find "$store" -mindepth 2 -maxdepth 2 -name 'snapshot-*.yaml' -print0 | xargs -0 -r git add --
+find "$store" -mindepth 2 -maxdepth 2 \( -name 'snapshot-*.yaml' -o -name index.tsv \) -print0 |
+  xargs -0 -r git add --
 echo "store-add: $staged finished cells staged from $store"

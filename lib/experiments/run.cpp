@@ -14,6 +14,7 @@
 #include "data/root.hpp"
 #include "eval/metrics.hpp"
 #include "experiments/run_setup.hpp"
+#include "experiments/store_index.hpp"
 #include "likelihoods/robustmax.hpp"
 #include "linalg/chol.hpp"
 #include "models/factory.hpp"
@@ -549,6 +550,8 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
       .set("cholesky", std::move(chol))
       .set("scalar_parameters", std::move(scalars));
   util::write_file_atomic(result_path, result.dump());
+  // A cell of a store: its files into the grid's index (experiments/store_index.hpp).
+  record_in_store_index(out);
   const std::string train_time = platform::format_duration(tr.train_seconds, "");
   const std::string predict_time = platform::format_duration(predict_s, "");
   if (classes > 0) {

@@ -1,5 +1,7 @@
 #include "experiments/store.hpp"
 
+#include "experiments/store_index.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -235,6 +237,21 @@ CellStatus done_or_stale(const RunSpec& spec, const StatusOptions& opt, const fs
   st.result = result;
   st.state = CellState::done;
   st.detail = std::move(detail);
+  // Files changed since dkp wrote them (the grid's index.tsv): damaged, with the reason.
+  try {
+    const fs::path dir = result.parent_path();
+    const auto [grid_dir, key] = index_place(dir);
+    const std::string why = key.empty() ? "" : index_mismatch(dir, read_store_index(grid_dir));
+    if (!why.empty()) {
+      st.state = CellState::damaged;
+      st.detail = why;
+      return st;
+    }
+  } catch (const DataError& e) {
+    st.state = CellState::damaged;
+    st.detail = e.what();
+    return st;
+  }
   if (!opt.data) return st;
   std::string recorded = r.data_sha256, source = result.string();
   if (recorded.empty()) {

@@ -202,8 +202,10 @@ int grid_status(const ex::Grid& grid, const fs::path& results, bool verbose,
   }
   std::string to_force;
   if (n(ex::CellState::damaged)) {
-    to_force = fmt::format("{} damaged (a malformed result.json, manifest.json or trace.csv, or one modified since dkp wrote it)",
-                           n(ex::CellState::damaged));
+    to_force = fmt::format(
+        "{} damaged (a malformed result.json, manifest.json or trace.csv, or one modified since "
+        "dkp wrote it)",
+        n(ex::CellState::damaged));
   }
   if (n(ex::CellState::stale)) {
     to_force += fmt::format("{}{} stale (made from other data than the data now present)",
@@ -284,7 +286,8 @@ int grid_run(const ex::Grid& grid, const fs::path& results, int jobs,
         grid_args(grid, results));
   }
   print_cells_to_force(grid, results, sum.damaged_cells,
-                       "damaged (a malformed result.json, manifest.json or trace.csv, or one modified since dkp wrote it)");
+                       "damaged (a malformed result.json, manifest.json or trace.csv, or one "
+                       "modified since dkp wrote it)");
   print_cells_to_force(grid, results, sum.stale_cells, "stale (made from other data)");
   std::cout << std::flush;
   if (sum.interrupted || sum.not_started) return 130;
@@ -649,8 +652,9 @@ int cmd_grid(const std::vector<std::string>& args) {
       "verify: rerun the cell with this configuration hash (or a unique prefix of it); run: run "
       "only that cell")(
       "force",
-      "run: recompute the cells (all, or the --cell) afresh: their run directories are "
-      "cleared first (never while another process holds one's lock), and dkp run gets --force")(
+      "run: recompute the --cell (or, with --all, every cell) afresh: its run directory is "
+      "cleared first (never while another process holds its lock), and dkp run gets --force")(
+      "all", "run --force: recompute every cell of the grid (profile), done ones included")(
       "seed", po::value<uint64_t>()->default_value(0), "verify: seed of the choice of cells")(
       "estimate",
       "plan: print the pending cells' estimated CPU hours and wall time instead of their commands")(
@@ -673,7 +677,7 @@ int cmd_grid(const std::vector<std::string>& args) {
       "dkp grid plan|status|run FILE [--profile P] [--results DIR] [--shard i/n] [-j N] "
       "[--verbose]\n"
       "       dkp grid status FILE... [--profile P] [--results DIR] [--verbose]\n"
-      "       dkp grid run FILE [--force] [--cell HASH] [--allow-dirty] ...\n"
+      "       dkp grid run FILE [--force --cell HASH | --force --all] [--allow-dirty] ...\n"
       "       dkp grid verify FILE [--profile P] [--results DIR] [--cells K | --cell HASH] "
       "[--seed S] [-j N] [--record]\n"
       "       dkp grid plan FILE... --estimate [--profile P] [--results DIR] [--nodes N...] "
@@ -701,11 +705,12 @@ int cmd_grid(const std::vector<std::string>& args) {
       "counts the done cells by provenance (-v: a mark per cell).\n\n"
       "Cell states (status): done, running (a process holds its run.lock now), interrupted (a\n"
       "checkpoint or manifest, no result, nobody running it), missing, failed (error.json),\n"
-      "damaged (a malformed result.json, manifest.json or trace.csv, or one that no longer matches\n"
+      "damaged (a malformed result.json, manifest.json or trace.csv, or one that no longer "
+      "matches\n"
       "the grid's index.tsv: named with the error) and\n"
       "stale (a result or checkpoint made from other data than the data now present). run skips\n"
       "cells running elsewhere, reports damaged and stale ones (exit 1) and recomputes them\n"
-      "with --force (all cells, or --cell HASH).";
+      "with --force --cell HASH (every cell of the grid: --force --all).";
   if (!parse_or_help(args, desc, pos, vm, usage)) return kExitOk;
   if (!vm.count("action")) {
     throw UsageError("missing action: plan, status, run, verify, merge or index");
@@ -742,6 +747,16 @@ int cmd_grid(const std::vector<std::string>& args) {
         "least 4 characters ('dkp grid status FILE --verbose' lists them)");
   }
   only("force", {"run"});
+  only("all", {"run"});
+  // --force recomputes done cells: a whole grid only when asked for by name.
+  if (vm.count("force") && !vm.count("cell") && !vm.count("all")) {
+    throw UsageError(
+        "--force without --cell would recompute every cell of the grid, done ones included: "
+        "give --cell HASH, or --all to mean it");
+  }
+  if (vm.count("all") && (!vm.count("force") || vm.count("cell"))) {
+    throw UsageError("--all goes with --force and without --cell");
+  }
   only("seed", {"verify"});
   only("estimate", {"plan"});
   only("nodes", {"plan"});

@@ -60,10 +60,17 @@ std::optional<DirLock> DirLock::try_acquire(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   const fs::path file = lock_file(dir);
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a run.lock that is a symbolic link is refused, never followed (its text is
+  // rewritten below, which would overwrite the link's target).
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP) {
+      throw Error(
+          fmt::format("the lock file '{}' is a symbolic link: refused (remove it)", file.string()));
+    }
     throw Error(
-        fmt::format("cannot open the lock file '{}': {}", file.string(), std::strerror(errno)));
+        fmt::format("cannot open the lock file '{}': {}", file.string(), std::strerror(err)));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;

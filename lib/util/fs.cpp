@@ -51,7 +51,8 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   }
   // Unique per process and call so that concurrent writers never share a temporary file.
   const fs::path tmp = path.string() + fmt::format(".tmp.{}.{}", ::getpid(), tmp_counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // O_EXCL | O_NOFOLLOW: the temporary file is new, never a link planted at its name.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_NOFOLLOW, 0644);
   if (fd < 0) {
     throw Error(fmt::format("cannot write '{}': {}", tmp.string(), std::strerror(errno)));
   }

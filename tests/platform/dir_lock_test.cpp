@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -86,4 +88,18 @@ TEST_CASE("dir lock: the lock holder clears temporary files of dead writers, not
   CHECK_FALSE(std::filesystem::exists(dead));
   CHECK(std::filesystem::exists(alive));
   CHECK(std::filesystem::exists(other));
+}
+
+TEST_CASE("dir lock: a run.lock that is a symbolic link is refused, its target untouched") {
+  const fs::path dir = dkp::test::temp_dir("dir-lock-symlink");
+  const fs::path target = dir / "precious.txt";
+  std::ofstream(target) << "keep me";
+  fs::create_directories(dir / "run");
+  fs::create_symlink(target, dkp::platform::lock_file(dir / "run"));
+  CHECK_THROWS_WITH_AS(dkp::platform::DirLock::try_acquire(dir / "run"),
+                       doctest::Contains("is a symbolic link: refused"), dkp::Error);
+  std::ifstream in(target);
+  std::string text;
+  std::getline(in, text);
+  CHECK(text == "keep me");
 }

@@ -57,7 +57,7 @@ void WishartLayer::add_initial_parameters(autodiff::ParamMap& params, random::St
       random::normal_matrix(init, P_, m_) *
       (o_.mu_raw ? o_.mu_init_scale : o_.mu_init_scale / std::sqrt(double(m_)));
   params[layer_key(l_, "log_sigma")] = arma::mat(P_, m_, arma::fill::value(o_.log_sigma_init));
-  if (o_.posterior != WishartPosterior::Gw) {
+  if (o_.posterior != WishartPosterior::Gw && !o_.freeze_a_prime) {
     params[layer_key(l_, "A_prime")] = arma::eye(P_, P_) / o_.a_prime_scale;
   }
   if (o_.posterior == WishartPosterior::Abgw) params[layer_key(l_, "B")] = arma::eye(m_, m_);
@@ -71,7 +71,7 @@ void WishartLayer::set_prior_posterior(autodiff::ParamMap& params) const {
   params[layer_key(l_, "log_beta")] = arma::mat(m_, 1, arma::fill::value(std::log(0.5)));
   params[layer_key(l_, "mu")] = arma::zeros(P_, m_);
   params[layer_key(l_, "log_sigma")] = arma::zeros(P_, m_);
-  if (o_.posterior != WishartPosterior::Gw) {
+  if (o_.posterior != WishartPosterior::Gw && !o_.freeze_a_prime) {
     params[layer_key(l_, "A_prime")] = arma::eye(P_, P_) / o_.a_prime_scale;
   }
   if (o_.posterior == WishartPosterior::Abgw) params[layer_key(l_, "B")] = arma::eye(m_, m_);
@@ -108,8 +108,11 @@ WishartLayer::Shared WishartLayer::share(const autodiff::VarMap& p) const {
   sh.kernel_weight = ad::scale(one_minus_q, 1.0 / double(nu_));
   sh.v_term = ad::mul(vscale, ad::matmul(V, V, false, true));
   if (o_.posterior != WishartPosterior::Gw) {
-    Var A_prime = get(p, layer_key(l_, "A_prime"));
-    if (o_.a_prime_scale != 1.0) A_prime = ad::scale(A_prime, o_.a_prime_scale);
+    Var A_prime =
+        o_.freeze_a_prime ? V.tape().constant(arma::eye(P_, P_)) : get(p, layer_key(l_, "A_prime"));
+    if (o_.a_prime_scale != 1.0 && !o_.freeze_a_prime) {
+      A_prime = ad::scale(A_prime, o_.a_prime_scale);
+    }
     sh.a_prime = A_prime;
     sh.logdet_a_prime = dist::log_abs_det(A_prime);
     if (o_.stl_mixing && !arma::inv(sh.a_prime_inv, A_prime.val())) {

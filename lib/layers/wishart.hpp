@@ -47,6 +47,8 @@ struct WishartOptions {
   /// A-GW / AB-GW: A'_l = a_prime_scale Phi_l with Phi_l the stored parameter (init I / scale),
   /// so Adam's steps on A' are a_prime_scale times the learning rate (1: A' itself).
   double a_prime_scale = 1.0;
+  /// A-GW / AB-GW: A' held at I, a constant and no parameter (the A-GW is then the GW).
+  bool freeze_a_prime = false;
   /// Bartlett means as bayesfunc's WishartLayer holds them: mu = mu_raw / sqrt(m) with mu_raw the
   /// stored parameter (its `mu_unscaled`, init N(0, mu_init_scale^2)), so Adam's steps on mu are
   /// the learning rate / sqrt(m). False: mu itself is the parameter (steps of the learning rate).

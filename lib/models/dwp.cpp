@@ -203,7 +203,10 @@ std::vector<RegistryEntry> dwp_entries() {
                   {},
                   mixing ? std::vector<std::string>{} : std::vector<std::string>{"on", "off"}},
                  {opt::kMuParam, {}, {}}};
-    if (mixing) e.options.push_back({opt::kAPrimeScale, {}, {}});
+    if (mixing) {
+      e.options.push_back({opt::kAPrimeScale, {}, {}});
+      e.options.push_back({opt::kFreezeAPrime, {}, {}});
+    }
     e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                      random::Stream& init) -> std::unique_ptr<Model> {
       DwpConfig cfg;
@@ -216,6 +219,7 @@ std::vector<RegistryEntry> dwp_entries() {
       cfg.stl_mixing = stl == "mixing";
       cfg.mu_raw = spec.options.choice(opt::kMuParam) == "bayesfunc";
       cfg.a_prime_scale = spec.options.number(opt::kAPrimeScale);
+      cfg.freeze_a_prime = spec.options.on(opt::kFreezeAPrime);
       return std::make_unique<Dwp>(cfg, X_train, y_train, init);
     };
     entries.push_back(std::move(e));

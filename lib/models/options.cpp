@@ -71,6 +71,9 @@ const std::vector<OptionDecl>& option_table() {
              "dwp agw, abgw: A' = c Phi with Phi the optimised parameter (init I / c), so Adam's "
              "steps on A' are c times the learning rate",
              false),
+        make(opt::kFreezeAPrime, T::Switch, "off", {}, "A' held at I (not learned)",
+             "dwp agw, abgw: hold A' at I instead of learning it, so the A-GW is the GW (a "
+             "check of the A-GW's density and sampling against the GW's)"),
         make(opt::kMuParam, T::Choice, "direct", {"direct", "bayesfunc"},
              "the Bartlett means' parameterisation",
              "dwp: the Bartlett means' parameter: direct (mu itself) | bayesfunc (mu = mu_raw / "

@@ -26,6 +26,7 @@ inline constexpr const char* kGiPrecision = "gi_precision";
 inline constexpr const char* kStl = "stl";
 inline constexpr const char* kMuParam = "mu_param";
 inline constexpr const char* kAPrimeScale = "a_prime_scale";
+inline constexpr const char* kFreezeAPrime = "freeze_a_prime";
 inline constexpr const char* kDeltaInit = "delta_init";
 inline constexpr const char* kDiwpDof = "diwp_dof";
 inline constexpr const char* kDiwpOmegaV = "diwp_omega_v";

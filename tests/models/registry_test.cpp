@@ -223,7 +223,7 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
       }
     }
   }
-  CHECK(accepted == 22);  // sgp 2, dgp dsvi 2, gi se 2, diwp 3 x 2 kernels, dwp 2 + 4 + 4
+  CHECK(accepted == 24);  // sgp 2, dgp dsvi 2, gi se 2, diwp 3 x 2 kernels, dwp 2 + 5 + 5
   CHECK(rejected > 100);
   // Who takes what, as the messages say it.
   const std::vector<

@@ -1,5 +1,6 @@
 // dkp: deep Gaussian and deep kernel processes, reproduced. Entry point and subcommand dispatch.
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,14 @@ int main(int argc, char** argv) {
   } catch (const dkp::NotImplementedError& e) {
     std::cerr << "dkp " << name << ": " << e.what() << "\n";
     return kExitNotImplemented;
+  } catch (const std::bad_alloc&) {
+    // No estimate guards every shape yet: say what the memory grows with, not a bare bad_alloc.
+    std::cerr << "dkp " << name
+              << ": error: out of memory (an allocation failed). A run's memory grows with "
+                 "--batch (Gram models: its square), --inducing (its square), --samples, the "
+                 "width and the depth, and with the data; give smaller values, or more memory. "
+                 "Nothing half-written was left: results and checkpoints are written whole.\n";
+    return kExitError;
   } catch (const std::exception& e) {
     std::cerr << "dkp " << name << ": error: " << e.what() << "\n";
     return kExitError;

@@ -276,6 +276,15 @@ struct RowKeys {
 
 }  // namespace
 
+// A table of a grid of one's own (family generic, no reference): no paper's columns.
+bool no_paper(const Table& t) {
+  if (!t.spec.paper.empty()) return false;
+  for (const auto& row : t.rows)
+    for (const auto& e : row.entries)
+      if (e.ref || e.code_ref) return false;
+  return true;
+}
+
 std::string to_latex(const Table& t) {
   const auto& s = t.spec;
   const RowKeys rk(s);
@@ -293,10 +302,16 @@ std::string to_latex(const Table& t) {
   if (t.profile != "full") o += " \\textbf{[profile " + latex_escape(t.profile) + "]}";
   o += "\\par\\smallskip\n\\noindent{\\small ";
   o += convention_text(s.convention) + bold_text(s.bold);
-  o += " Each method shows ours (left) and the paper's printed value (right). "
-       "\\checkmark: agreement with the paper, $\\times$: disagreement, by the rules of "
-       "results/README.md (rules of agreement)";
-  {
+  const bool paperless = no_paper(t);
+  if (paperless) {
+    o += " Superscript $k/n$: only $k$ of $n$ splits done; \\textit{missing}, \\textit{running}, "
+         "\\textit{failed}: no result yet.";
+  } else {
+    o += " Each method shows ours (left) and the paper's printed value (right). "
+         "\\checkmark: agreement with the paper, $\\times$: disagreement, by the rules of "
+         "results/README.md (rules of agreement)";
+  }
+  if (!paperless) {
     bool spread = false;
     const auto used = rules_used(t, spread);
     if (!used.empty()) {
@@ -316,7 +331,7 @@ std::string to_latex(const Table& t) {
   const bool wide = ncols > 4;
   if (wide) o += "\\resizebox{\\linewidth}{!}{%\n";
   o += "\\begin{tabular}{" + std::string(nkeys, 'l');
-  for (size_t i = 0; i < ncols; ++i) o += "cc";
+  for (size_t i = 0; i < ncols; ++i) o += paperless ? "c" : "cc";
   o += "}\n\\toprule\n";
   std::string h1, h2, rules;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -324,12 +339,20 @@ std::string to_latex(const Table& t) {
     h2 += (i ? " & " : "");
   }
   for (size_t i = 0; i < ncols; ++i) {
+    if (paperless) {
+      h1 += " & " + latex_escape(s.columns[i].label);
+      continue;
+    }
     h1 += " & \\multicolumn{2}{c}{" + latex_escape(s.columns[i].label) + "}";
     h2 += " & ours & paper";
     const size_t first = nkeys + 2 * i + 1;
     rules += fmt::format("\\cmidrule(lr){{{}-{}}}", first, first + 1);
   }
-  o += h1 + " \\\\\n" + rules + "\n" + h2 + " \\\\\n\\midrule\n";
+  if (paperless) {
+    o += h1 + " \\\\\n\\midrule\n";
+  } else {
+    o += h1 + " \\\\\n" + rules + "\n" + h2 + " \\\\\n\\midrule\n";
+  }
   std::string prev_metric, prev_kernel, prev_dataset;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     const Row& row = t.rows[r];
@@ -344,7 +367,7 @@ std::string to_latex(const Table& t) {
     if (rk.depth) cells.push_back(std::to_string(row.depth));
     for (const auto& e : row.entries) {
       cells.push_back(ours_cell(t, e, row.metric));
-      cells.push_back(paper_cell(e));
+      if (!paperless) cells.push_back(paper_cell(e));
     }
     for (size_t i = 0; i < cells.size(); ++i) o += (i ? " & " : "") + cells[i];
     o += " \\\\\n";
@@ -353,7 +376,8 @@ std::string to_latex(const Table& t) {
     prev_dataset = row.dataset;
   }
   if (t.rows.empty()) {
-    o += fmt::format("\\multicolumn{{{}}}{{c}}{{\\textit{{no cells}}}} \\\\\n", nkeys + 2 * ncols);
+    o += fmt::format("\\multicolumn{{{}}}{{c}}{{\\textit{{no cells}}}} \\\\\n",
+                     nkeys + (paperless ? 1 : 2) * ncols);
   }
   o += "\\bottomrule\n\\end{tabular}";
   if (wide) o += "}";
@@ -444,12 +468,14 @@ std::string to_markdown(const Table& t) {
   if (t.profile != "full") o += " [profile " + md_escape(t.profile) + "]";
   o += "**\n\n";
 
+  const bool paperless = no_paper(t);
   std::vector<std::string> head = rk.header("metric"), align;
   align.assign(head.size(), ":--");
   for (const auto& c : s.columns) {
     head.push_back(md_escape(c.label));
-    head.push_back(md_escape(c.label) + " (paper)");
     align.push_back("--:");
+    if (paperless) continue;
+    head.push_back(md_escape(c.label) + " (paper)");
     align.push_back("--:");
   }
   auto line = [](const std::vector<std::string>& cells) {
@@ -467,7 +493,7 @@ std::string to_markdown(const Table& t) {
     if (rk.depth) cells.push_back(std::to_string(row.depth));
     for (const auto& e : row.entries) {
       cells.push_back(md_ours_cell(t, e, row.metric));
-      cells.push_back(md_paper_cell(e));
+      if (!paperless) cells.push_back(md_paper_cell(e));
     }
     o += line(cells);
   }
@@ -475,15 +501,22 @@ std::string to_markdown(const Table& t) {
 
   o += '\n';
   o += md_convention_text(s.convention);
-  if (s.bold == BoldRule::best) o += " Bold: best mean of the row (ours), as in the paper.";
+  if (s.bold == BoldRule::best) {
+    o += paperless ? " Bold: best mean of the row."
+                   : " Bold: best mean of the row (ours), as in the paper.";
+  }
   if (s.bold == BoldRule::significant) {
     o += " Bold: best mean of the row when better than every other method by more than two "
          "standard errors of the paired difference (ours), as in the paper.";
   }
-  o += " Each method shows ours, then the paper's printed value. ✓: agreement with the paper; "
-       "✗: disagreement; no mark: not comparable (no rule applies: the paper prints no value, or "
-       "the rule lacks what it needs); (k/n): only k of n splits done; *missing*, *running*, "
-       "*failed*: no result yet.";
+  if (paperless) {
+    o += " (k/n): only k of n splits done; *missing*, *running*, *failed*: no result yet.";
+  } else {
+    o += " Each method shows ours, then the paper's printed value. ✓: agreement with the paper; "
+         "✗: disagreement; no mark: not comparable (no rule applies: the paper prints no value, "
+         "or the rule lacks what it needs); (k/n): only k of n splits done; *missing*, "
+         "*running*, *failed*: no result yet.";
+  }
   bool spread = false;
   const auto used = rules_used(t, spread);
   if (!used.empty()) {

@@ -134,3 +134,28 @@ TEST_CASE("to_markdown: metric and kernel keys, profiles, an empty table") {
   t.rows.clear();
   CHECK(to_markdown(t).find("*No cells.*") != std::string::npos);
 }
+
+TEST_CASE(
+    "to_markdown and to_latex: a grid of one's own (no paper, no reference) has no paper columns") {
+  Table t = small_table();
+  for (auto& r : t.rows)
+    for (auto& e : r.entries) {
+      e.ref.reset();
+      e.code_ref.reset();
+    }
+  const std::string with_paper_key = to_markdown(t);
+  CHECK(with_paper_key.find("(paper)") != std::string::npos);  // spec.paper still names one
+  t.spec.paper.clear();
+  t.spec.paper_table.clear();
+  const std::string md = to_markdown(t);
+  CHECK(md.find("(paper)") == std::string::npos);
+  CHECK(md.find("the paper's printed value") == std::string::npos);
+  CHECK(md.find("Bold: best mean of the row.") != std::string::npos);
+  const std::string tex = to_latex(t);
+  CHECK(tex.find("& ours & paper") == std::string::npos);
+  CHECK(tex.find("\\multicolumn{2}") == std::string::npos);
+  // One reference value anywhere brings the paper's columns back.
+  Table u = small_table();
+  u.spec.paper.clear();
+  CHECK(to_markdown(u).find("(paper)") != std::string::npos);
+}

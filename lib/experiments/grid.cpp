@@ -908,6 +908,12 @@ Grid parse_grid(const std::string& text, const std::string& filename, const std:
 }
 
 Grid load_grid(const fs::path& file, const std::string& profile, const fs::path& data_root) {
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) {
+    throw ConfigError(
+        fmt::format("{} is a directory, not a grid file: give its grid files ({}/*.yaml)",
+                    file.string(), file.string()));
+  }
   std::string text;
   try {
     text = util::read_file(file);

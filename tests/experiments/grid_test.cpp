@@ -824,3 +824,9 @@ TEST_CASE("a run's canonical configuration parses back to the same spec") {
   CHECK(has(error_of(c + "a_prime_scale=1\n"), "not in canonical form"));
   CHECK(error_of(c).empty());
 }
+
+TEST_CASE("load_grid: a directory given as a grid file is named as such") {
+  const auto dir = dkp::test::temp_dir("grid-dir");
+  CHECK_THROWS_WITH_AS(load_grid(dir), doctest::Contains("is a directory, not a grid file"),
+                       dkp::ConfigError);
+}

@@ -67,7 +67,9 @@ GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const HiddenShared
 
 std::vector<RegistryEntry> diwp_entries() {
   RegistryEntry e = gram_model_entry("", "deep inverse Wishart process (DKP paper)");
-  e.options = {{opt::kDeltaInit, {}, {}}, {opt::kDiwpDof, {}, {}}, {opt::kDiwpOmegaV, {}, {}}};
+  e.options.insert(
+      e.options.end(),
+      {{opt::kDeltaInit, {}, {}}, {opt::kDiwpDof, {}, {}}, {opt::kDiwpOmegaV, {}, {}}});
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                random::Stream& init) -> std::unique_ptr<Model> {
     DiwpConfig cfg;

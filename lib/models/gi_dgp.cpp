@@ -308,7 +308,9 @@ std::vector<RegistryEntry> gi_dgp_entries() {
   e.kernels = {"se", "relu"};
   e.classifies_with = {"relu"};
   e.classification_likelihood = "softmax";
-  e.options = {{opt::kHiddenArd, {"se"}, {}}, {opt::kGiPrecision, {"se"}, {}}};
+  e.options = {{opt::kHiddenArd, {"se"}, {}},
+               {opt::kGiPrecision, {"se"}, {}},
+               {opt::kOutputScale, {"relu"}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                random::Stream& init) -> std::unique_ptr<Model> {
     // ReLU: the DKP paper's DGP baseline, GP layers on Gram kernels after the learned per-feature

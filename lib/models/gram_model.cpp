@@ -54,6 +54,7 @@ GramModel::GramModel(const GramModelConfig& cfg, const arma::mat& X_train, const
     init_[layer_key(cfg.depth, "v")] = arma::mat(y_train.elem(pick));
   }
   init_[layer_key(cfg.depth, "L_loc")] = arma::eye(P, P);
+  if (cfg.learned_output_scale) init_[layer_key(cfg.depth, "log_output_scale")] = arma::zeros(1, 1);
   init_[layer_key(cfg.depth, "L_scale")] =
       arma::mat(1, 1, arma::fill::value(0.5 * cfg.log_prec_init));
   if (cfg.classes == 0) {
@@ -94,6 +95,10 @@ layers::GigpPrepared GramModel::prepare_output(const VarMap& p,
   const size_t l = cfg_.depth;
   const layers::GigpParams gp{get(p, layer_key(l, "v")), get(p, layer_key(l, "L_loc")),
                               get(p, layer_key(l, "L_scale"))};
+  if (cfg_.learned_output_scale) {
+    const Var c = ad::exp(get(p, layer_key(l, "log_output_scale")));
+    return layers::gigp_prepare({ad::mul(c, K.ii), ad::mul(c, K.it), ad::mul(c, K.tt)}, gp);
+  }
   return layers::gigp_prepare({K.ii, K.it, K.tt}, gp);
 }
 
@@ -247,6 +252,7 @@ GramModelConfig gram_model_config(const ModelSpec& spec) {
   cfg.inducing = spec.inducing;
   cfg.classes = spec.classes;
   cfg.input_scale_bias = spec.classes == 0;
+  cfg.learned_output_scale = spec.options.choice(opt::kOutputScale) == "learned";
   return cfg;
 }
 
@@ -255,6 +261,7 @@ RegistryEntry gram_model_entry(std::string posterior, std::string summary) {
   e.kernels = {"relu", "se"};
   e.classifies_with = {"relu", "se"};
   e.classification_likelihood = "softmax";
+  e.options = {{opt::kOutputScale, {"relu"}, {}}};
   return e;
 }
 

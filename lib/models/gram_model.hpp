@@ -49,6 +49,9 @@ struct GramModelConfig {
   /// The learned per-feature scale and bias of the inputs (DKP paper section 7, UCI); the paper
   /// omits them for MNIST and CIFAR-10: without, the first layer sees the inputs as they are.
   bool input_scale_bias = true;
+  /// The output layer's kernel times exp(layer{depth}.log_output_scale), learned from 0 (option
+  /// output_scale learned); off: K(G_L) as it is, the paper's.
+  bool learned_output_scale = false;
 };
 
 /// The parts the NNGP and the DIWP share: parameters of the input, kernel and output layers,

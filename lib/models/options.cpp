@@ -64,6 +64,12 @@ const std::vector<OptionDecl>& option_table() {
              "the scaling of the input layer's V V^T",
              "diwp: the input layer's Q(Omega) = IW(delta I + V V^T / N0) (n0) | IW(delta I + V "
              "V^T) (paper: eq. 96, bayesfunc's SingularIWLayer)"),
+        make(opt::kOutputScale, T::Choice, "fixed", {"fixed", "learned"},
+             "the output layer's kernel scale",
+             "nngp, diwp, dgp global-inducing, kernel relu: the output layer's kernel K(G_L) as "
+             "it is (fixed: the paper's; its prior variance is set by the Gram) | times a learned "
+             "scale exp(s), s from 0 (learned)",
+             false),
         make(opt::kStl, T::Choice, "on", {"on", "off", "mixing"}, "sticking the landing in log Q",
              "dwp: sticking the landing in log Q: on (the Bartlett parameters alpha, beta, mu, "
              "sigma, as the GW paper's appendix F) | off | mixing (agw, abgw: A' and B as well)"),

@@ -30,6 +30,7 @@ inline constexpr const char* kFreezeAPrime = "freeze_a_prime";
 inline constexpr const char* kDeltaInit = "delta_init";
 inline constexpr const char* kDiwpDof = "diwp_dof";
 inline constexpr const char* kDiwpOmegaV = "diwp_omega_v";
+inline constexpr const char* kOutputScale = "output_scale";
 }  // namespace opt
 
 enum class OptionType {

@@ -447,3 +447,42 @@ TEST_CASE(
   spec.options.set_number("delta_init", 0.0);
   CHECK_THROWS_AS(dm::make_model(spec, data.X, data.y, init), dkp::ConfigError);
 }
+
+TEST_CASE("Gram models, output_scale learned: gradients, and at s = 0 the fixed model's ELBO") {
+  for (const bool diwp : {false, true}) {
+    CAPTURE(diwp);
+    const Tiny data = tiny_data(7, 2, dkp::test::seed() + 5);
+    dm::DiwpConfig cfg = tiny_config(3, "relu", 4);
+    cfg.log_prec_init = 0.0;
+    cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
+    dm::DiwpConfig learned = cfg;
+    learned.learned_output_scale = true;
+    dkp::random::Stream i1(dkp::test::seed()), i2(dkp::test::seed());
+    std::unique_ptr<dm::Model> fixed_model, learned_model;
+    if (diwp) {
+      fixed_model = std::make_unique<dm::Diwp>(cfg, data.X, data.y, i1);
+      learned_model = std::make_unique<dm::Diwp>(learned, data.X, data.y, i2);
+    } else {
+      fixed_model = std::make_unique<dm::Nngp>(cfg, data.X, data.y, i1);
+      learned_model = std::make_unique<dm::Nngp>(learned, data.X, data.y, i2);
+    }
+    const std::string key = dm::layer_key(3, "log_output_scale");
+    REQUIRE(learned_model->initial_parameters().count(key) == 1);
+    CHECK(fixed_model->initial_parameters().count(key) == 0);
+    dkp::test::expect_elbo_gradient(*learned_model, data, dkp::test::seed() + 97);
+    // At s = 0 (its start) the same estimate as the fixed model, from the same noise.
+    std::vector<std::string> names;
+    std::vector<arma::mat> values;
+    dkp::test::jiggled(fixed_model->initial_parameters(), 41, names, values);
+    const double e_fixed =
+        ad::evaluate(dkp::test::elbo_function(*fixed_model, data, names, 43), values);
+    names.push_back(key);
+    values.push_back(arma::zeros(1, 1));
+    const double e0 =
+        ad::evaluate(dkp::test::elbo_function(*learned_model, data, names, 43), values);
+    CHECK(e0 == doctest::Approx(e_fixed).epsilon(1e-12));
+    values.back()(0, 0) = 0.7;  // another scale: another estimate
+    CHECK(std::abs(ad::evaluate(dkp::test::elbo_function(*learned_model, data, names, 43), values) -
+                   e_fixed) > 1e-6);
+  }
+}

@@ -15,6 +15,7 @@
 
 #include "experiments/run_spec.hpp"
 #include "experiments/store.hpp"
+#include "experiments/store_index.hpp"
 #include "platform/dir_lock.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -43,6 +44,20 @@ void sync_path(const fs::path& p, bool directory) {
   if (fd < 0) return;
   ::fsync(fd);
   ::close(fd);
+}
+
+// A copied cell enters the destination's index (store_index.hpp) when its source's index holds it
+// as it is: a source cell that dkp did not write, or that was edited since, is copied unindexed.
+void carry_index(const fs::path& source_dir, const fs::path& target_dir) {
+  const auto [grid_dir, key] = index_place(source_dir);
+  if (key.empty()) return;
+  try {
+    const auto index = read_store_index(grid_dir);
+    if (index.count(key) && index_mismatch(source_dir, index).empty()) {
+      record_in_store_index(target_dir);
+    }
+  } catch (const DataError&) {
+  }
 }
 
 void rename_or_throw(const fs::path& from, const fs::path& to) {
@@ -214,6 +229,7 @@ MergeReport merge_stores(const std::vector<fs::path>& sources, const fs::path& d
       // A new run directory: the whole cell appears at once.
       if (!exists && ::rename(tmp.c_str(), target.c_str()) == 0) {
         sync_path(target.parent_path(), true);
+        carry_index(dir, target);
         ++rep.copied;
         rep.copied_cells.push_back(rel.string());
         finished.emplace(hash, target);
@@ -260,6 +276,7 @@ MergeReport merge_stores(const std::vector<fs::path>& sources, const fs::path& d
         rename_or_throw(tmp / "result.json", target / "result.json");
         sync_path(target, true);
         fs::remove_all(tmp, ec);
+        carry_index(dir, target);
       } catch (const fs::filesystem_error& e) {
         fs::remove_all(tmp, ec);
         throw Error(fmt::format("cannot replace {}: {}", target.string(), e.what()));

@@ -158,10 +158,16 @@ std::optional<fs::path> result_in_other_grid(const RunSpec& spec, const fs::path
     if (g.is_directory(ec) && g.path().filename() != spec.grid) grids.push_back(g.path());
   }
   std::sort(grids.begin(), grids.end());
+  // Only a cell that dkp wrote there (its grid's index holds it, store_index.hpp): a stray
+  // directory's result.json, written by hand, is never taken for a computed cell.
+  const std::string key = spec.dataset + "/split" + std::to_string(spec.split) + "/" + spec.hash();
   for (const auto& g : grids) {
-    const fs::path r =
-        g / spec.dataset / ("split" + std::to_string(spec.split)) / spec.hash() / "result.json";
-    if (result_hash(r) == spec.hash()) return r;
+    const fs::path r = g / key / "result.json";
+    if (result_hash(r) != spec.hash()) continue;
+    try {
+      if (read_store_index(g).count(key)) return r;
+    } catch (const DataError&) {
+    }
   }
   return std::nullopt;
 }

@@ -16,6 +16,7 @@
 #include "experiments/grid.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
+#include "experiments/store_index.hpp"
 #include "test_support.hpp"
 #include "tiny_grid.hpp"
 #include "training/trace.hpp"
@@ -217,6 +218,14 @@ TEST_CASE("runner: a result computed under another grid is reused where it is, n
   const Grid a = parse_grid(grid_text("first", "boston", "[0]"), "first.yaml");
   const Grid b = parse_grid(grid_text("second", "boston", "[0]"), "second.yaml");
   for (const auto& c : a.cells) write_result(c, root, -2.0);
+  // Written by hand, not by dkp (no line in the first grid's index.tsv): a stray result, never
+  // taken for a computed cell of the second grid.
+  CHECK(cell_status(b.cells[0], root).state == CellState::missing);
+  for (const auto& c : a.cells) {  // as dkp run leaves them: with a manifest, in the index
+    dkp::util::write_file_atomic(c.run_dir(root) / "manifest.json",
+                                 "{\"config_hash\": \"" + c.hash() + "\"}\n");
+    REQUIRE(record_in_store_index(c.run_dir(root)));
+  }
   RunnerOptions opt;
   opt.exe = "/nonexistent/dkp";  // never started
   std::ostringstream log;

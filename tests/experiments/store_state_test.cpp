@@ -21,6 +21,7 @@
 #include "experiments/grid.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/store.hpp"
+#include "experiments/store_index.hpp"
 #include "experiments/tables_job.hpp"
 #include "platform/dir_lock.hpp"
 #include "test_support.hpp"
@@ -191,7 +192,9 @@ TEST_CASE("malformed result.json, manifest.json and trace.csv are damaged, named
   // same configuration under another grid.
   write_file_atomic(dir / "error.json", "{\"reason\": \"exit code 1\"}");
   const Grid other = parse_grid(grid_text("other", "[0]"), "other.yaml");
-  write_result(other.cells[0], root);
+  write_result(other.cells[0], root);  // as dkp run leaves it: a manifest, in the index
+  write_manifest(other.cells[0], root);
+  REQUIRE(dkp::experiments::record_in_store_index(other.cells[0].run_dir(root)));
   CHECK(cell_status(c, root).state == CellState::damaged);
   fs::remove(dir / "result.json");
   CHECK(cell_status(c, root).state == CellState::done);  // the other grid's result

@@ -15,6 +15,7 @@
 
 #include "experiments/grid.hpp"
 #include "experiments/store.hpp"
+#include "experiments/store_index.hpp"
 #include "experiments/verify.hpp"
 #include "test_support.hpp"
 #include "tiny_grid.hpp"
@@ -48,6 +49,7 @@ void write_stored(const RunSpec& c, const fs::path& root, double test_ll = -1.5)
                   "-1.25, \"test_ll\": {:.17g}, \"train_s\": 99.5, \"predict_s\": 0.25, "
                   "\"resumed_from_step\": 0, \"git_sha\": \"0123abcd\"}}\n",
                   c.hash(), c.dataset, test_ll));
+  dkp::experiments::record_in_store_index(dir);  // as dkp run: in its grid's index
 }
 
 // A stand-in for dkp run: boston cells get the stored numbers (other timings), yacht cells fail.

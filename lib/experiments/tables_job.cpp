@@ -39,11 +39,11 @@ std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path
         r.state = "running";
         break;
       case CellState::damaged:
-        r.state = "failed";
+        r.state = "damaged";
         noted(&StoreCheck::damaged, st.detail);
         break;
       case CellState::stale:
-        r.state = "missing";
+        r.state = "stale";
         noted(&StoreCheck::stale, st.detail);
         break;
       default:
@@ -55,7 +55,7 @@ std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path
         r.values = read_result_values(st.result);
       } catch (const Error& e) {
         // Damaged since cell_status read it: reported as such.
-        r.state = "failed";
+        r.state = "damaged";
         noted(&StoreCheck::damaged, e.what());
       }
     }

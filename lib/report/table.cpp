@@ -431,6 +431,10 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
                   if (cost_a.count(split) && cost_b.count(split)) {
                     e.cost_by_split[split] = cost_a[split] + cost_b[split];
                   }
+                } else if (st == "damaged" || sb == "damaged") {
+                  ++e.n_damaged;
+                } else if (st == "stale" || sb == "stale") {
+                  ++e.n_stale;
                 } else if (st == "failed" || sb == "failed") {
                   ++e.n_failed;
                 } else if (st == "running" || sb == "running") {
@@ -444,6 +448,10 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
                 if (val_a.count(split)) {
                   e.by_split[split] = val_a[split];
                   if (cost_a.count(split)) e.cost_by_split[split] = cost_a[split];
+                } else if (st == "damaged") {
+                  ++e.n_damaged;
+                } else if (st == "stale") {
+                  ++e.n_stale;
                 } else if (st == "failed") {
                   ++e.n_failed;
                 } else if (st == "running") {
@@ -468,6 +476,10 @@ Table build_table(const TableSpec& spec, const std::vector<CellRecord>& cells,
               e.status = "ok";
             } else if (e.n_done > 0) {
               e.status = "partial";
+            } else if (e.n_damaged > 0) {
+              e.status = "damaged";
+            } else if (e.n_stale > 0) {
+              e.status = "stale";
             } else if (e.n_failed > 0) {
               e.status = "failed";
             } else if (e.n_running > 0) {

@@ -106,6 +106,9 @@ struct Entry {
   size_t col = 0;  ///< index into TableSpec::columns
   int depth = 0;   ///< the depth of the cells (row or column depth)
   int n_expected = 0, n_done = 0, n_failed = 0, n_running = 0;
+  /// Splits with a result left out: damaged (malformed, or modified since dkp wrote it) or stale
+  /// (made from other data than the data now present).
+  int n_damaged = 0, n_stale = 0;
   std::optional<double> mean, sd, se;
   std::optional<double> shown_error;  ///< the error printed for ours, in the table's convention
   std::string shown_error_kind;       ///< se | sd | 2se_paired | "" (best of a paired row)

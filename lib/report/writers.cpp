@@ -74,6 +74,9 @@ std::string ours_cell(const Table& t, const Entry& e, const std::string& metric)
     if (e.status == "absent") return "";
     if (e.status == "failed")
       return fmt::format("\\textit{{failed {}/{}}}", e.n_failed, e.n_expected);
+    if (e.status == "damaged")
+      return fmt::format("\\textit{{damaged {}/{}}}", e.n_damaged, e.n_expected);
+    if (e.status == "stale") return fmt::format("\\textit{{stale {}/{}}}", e.n_stale, e.n_expected);
     if (e.status == "running") return "\\textit{running}";
     return "\\textit{missing}";
   }
@@ -168,6 +171,8 @@ std::string md_ours_cell(const Table& t, const Entry& e, const std::string& metr
   if (!e.mean) {
     if (e.status == "absent") return "";
     if (e.status == "failed") return fmt::format("*failed {}/{}*", e.n_failed, e.n_expected);
+    if (e.status == "damaged") return fmt::format("*damaged {}/{}*", e.n_damaged, e.n_expected);
+    if (e.status == "stale") return fmt::format("*stale {}/{}*", e.n_stale, e.n_expected);
     if (e.status == "running") return "*running*";
     return "*missing*";
   }
@@ -276,6 +281,18 @@ struct RowKeys {
 
 }  // namespace
 
+// Whether an entry of the table has a result left out (damaged or stale), for the legend.
+bool any_left_out(const Table& t) {
+  for (const auto& row : t.rows)
+    for (const auto& e : row.entries)
+      if (e.status == "damaged" || e.status == "stale") return true;
+  return false;
+}
+
+const char* const kLeftOutText =
+    " damaged k/n, stale k/n: results left out (malformed or modified since dkp wrote them; made "
+    "from other data than the data now present), which `dkp grid status` names.";
+
 // A table of a grid of one's own (family generic, no reference): no paper's columns.
 bool no_paper(const Table& t) {
   if (!t.spec.paper.empty()) return false;
@@ -326,6 +343,7 @@ std::string to_latex(const Table& t) {
            "(none names it, or its sign or size is outside the row's).";
     }
   }
+  if (any_left_out(t)) o += latex_escape(kLeftOutText);
   if (!t.notes.empty()) o += " " + latex_escape(t.notes);
   o += "}\\par\n\\begin{center}\n\\footnotesize\n";
   const bool wide = ncols > 4;
@@ -517,6 +535,7 @@ std::string to_markdown(const Table& t) {
          "or the rule lacks what it needs); (k/n): only k of n splits done; *missing*, "
          "*running*, *failed*: no result yet.";
   }
+  if (any_left_out(t)) o += kLeftOutText;
   bool spread = false;
   const auto used = rules_used(t, spread);
   if (!used.empty()) {

@@ -273,10 +273,10 @@ TEST_CASE("a result or checkpoint made from other data than the data now present
   // Each (dataset, split) fingerprint is computed once.
   CHECK(calls.size() == 2);
   for (const auto& [k, n] : calls) CHECK(n == 1);
-  // Stale cells are left out of the tables and noted.
+  // Stale cells are left out of the tables, noted, and shown as stale.
   StoreCheck check;
   const auto records = collect_records(g, root, opt, &check);
-  CHECK(records[0].state == "missing");
+  CHECK(records[0].state == "stale");
   CHECK(records[2].state == "done");
   CHECK(check.present == 2);
   REQUIRE(check.stale.size() == 1);
@@ -317,7 +317,7 @@ TEST_CASE(
   const auto records = collect_records(g, root, {}, &check);
   REQUIRE(check.damaged.size() == 1);
   CHECK(contains(check.damaged[0].detail, "key 'test_ll'"));
-  CHECK(records[0].state == "failed");
+  CHECK(records[0].state == "damaged");
 }
 
 TEST_CASE("tables: damaged cells are noted, interrupted ones shown as running") {
@@ -335,7 +335,7 @@ TEST_CASE("tables: damaged cells are noted, interrupted ones shown as running") 
   REQUIRE(check.damaged.size() == 1);
   CHECK(contains(check.damaged[0].detail,
                  (g.cells[0].run_dir(root) / "result.json").string() + ":1:18: not valid JSON: "));
-  CHECK(records[0].state == "failed");
+  CHECK(records[0].state == "damaged");
   CHECK(records[1].state == "running");
   CHECK(records[2].state == "done");
   CHECK(records[3].state == "missing");

@@ -159,3 +159,25 @@ TEST_CASE(
   u.spec.paper.clear();
   CHECK(to_markdown(u).find("(paper)") != std::string::npos);
 }
+
+TEST_CASE("to_markdown and to_latex: damaged and stale results are named as such, not missing") {
+  Table t = small_table();
+  Entry& e = t.rows.front().entries.front();
+  e.mean.reset();
+  e.shown_error.reset();
+  e.status = "damaged";
+  e.n_expected = 3;
+  e.n_damaged = 1;
+  std::string md = to_markdown(t);
+  CHECK(md.find("*damaged 1/3*") != std::string::npos);
+  CHECK(md.find("results left out (malformed or modified since dkp wrote them") !=
+        std::string::npos);
+  CHECK(to_latex(t).find("\\textit{damaged 1/3}") != std::string::npos);
+  e.status = "stale";
+  e.n_damaged = 0;
+  e.n_stale = 2;
+  md = to_markdown(t);
+  CHECK(md.find("*stale 2/3*") != std::string::npos);
+  // Without such entries the legend does not mention them.
+  CHECK(to_markdown(small_table()).find("results left out") == std::string::npos);
+}

@@ -50,16 +50,29 @@ DatasetInfo images(const char* name, size_t classes, size_t n_train, size_t n_te
 using Stamp = std::tuple<fs::file_time_type, uintmax_t, fs::file_time_type, uintmax_t>;
 
 DatasetInfo user_info(const fs::path& yaml) {
+  // Read again only when the declaration or its CSV changed (times and sizes).
+  struct Entry {
+    Stamp stamp;
+    fs::path csv;
+    DatasetInfo info;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::pair<Stamp, DatasetInfo>> cache;
-  const UserDatasetSpec spec = read_user_dataset_spec(yaml);
-  const Stamp stamp{fs::last_write_time(yaml), fs::file_size(yaml), fs::last_write_time(spec.csv),
-                    fs::file_size(spec.csv)};
+  static std::map<std::string, Entry> cache;
+  const auto stamp_of = [](const fs::path& y, const fs::path& csv) {
+    return Stamp{fs::last_write_time(y), fs::file_size(y), fs::last_write_time(csv),
+                 fs::file_size(csv)};
+  };
   {
     std::lock_guard<std::mutex> lock(mutex);
     const auto it = cache.find(yaml.string());
-    if (it != cache.end() && it->second.first == stamp) return it->second.second;
+    std::error_code ec;
+    if (it != cache.end() && fs::exists(it->second.csv, ec) &&
+        it->second.stamp == stamp_of(yaml, it->second.csv)) {
+      return it->second.info;
+    }
   }
+  const UserDatasetSpec spec = read_user_dataset_spec(yaml);
+  const Stamp stamp = stamp_of(yaml, spec.csv);
   const UserDataset ds = load_user_dataset(spec);
   DatasetInfo d;
   d.name = spec.name;
@@ -77,17 +90,28 @@ DatasetInfo user_info(const fs::path& yaml) {
                           d.classes ? fmt::format(", {} classes", d.classes) : std::string(),
                           d.splits, spec.splits.canonical());
   std::lock_guard<std::mutex> lock(mutex);
-  cache[yaml.string()] = {stamp, d};
+  cache[yaml.string()] = {stamp, spec.csv, d};
   return d;
 }
 
-std::string builtin_names() {
-  std::string out;
+// The built-in dataset of a name (or a UCI set's folder name).
+const DatasetInfo* find_builtin(const std::string& name) {
   for (const auto& d : builtin_datasets()) {
-    if (!out.empty()) out += ", ";
-    out += d.name;
+    if (d.name == name || (d.kind == DatasetKind::Uci && d.folder == name)) return &d;
   }
-  return out;
+  return nullptr;
+}
+
+ConfigError unknown_dataset(const std::string& name, const std::string& declared_in) {
+  std::string known;
+  for (const auto& d : builtin_datasets()) {
+    if (!known.empty()) known += ", ";
+    known += d.name;
+  }
+  return ConfigError(fmt::format(
+      "unknown dataset '{}' (known: {}; or your own, declared in {}: docs/cli.md, \"Your own "
+      "data\")",
+      name, known, declared_in));
 }
 
 }  // namespace
@@ -119,9 +143,7 @@ const std::vector<DatasetInfo>& builtin_datasets() {
 }
 
 std::optional<DatasetInfo> find_dataset(const std::string& name, const fs::path& root) {
-  for (const auto& d : builtin_datasets()) {
-    if (d.name == name || (d.kind == DatasetKind::Uci && d.folder == name)) return d;
-  }
+  if (const DatasetInfo* d = find_builtin(name)) return *d;
   if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') return std::nullopt;
   const fs::path yaml = root / "datasets" / (name + ".yaml");
   if (!fs::is_regular_file(yaml)) return std::nullopt;
@@ -129,9 +151,7 @@ std::optional<DatasetInfo> find_dataset(const std::string& name, const fs::path&
 }
 
 std::optional<DatasetInfo> find_dataset(const std::string& name) {
-  for (const auto& d : builtin_datasets()) {
-    if (d.name == name || (d.kind == DatasetKind::Uci && d.folder == name)) return d;
-  }
+  if (const DatasetInfo* d = find_builtin(name)) return *d;
   fs::path root;
   try {
     root = resolve_data_root("");
@@ -143,18 +163,12 @@ std::optional<DatasetInfo> find_dataset(const std::string& name) {
 
 DatasetInfo dataset_info(const std::string& name) {
   if (auto d = find_dataset(name)) return *d;
-  throw ConfigError(
-      fmt::format("unknown dataset '{}' (known: {}; or your own, declared in "
-                  "<data root>/datasets/{}.yaml: docs/cli.md, \"Your own data\")",
-                  name, builtin_names(), name));
+  throw unknown_dataset(name, "<data root>/datasets/" + name + ".yaml");
 }
 
 DatasetInfo dataset_info(const std::string& name, const fs::path& root) {
   if (auto d = find_dataset(name, root)) return *d;
-  throw ConfigError(
-      fmt::format("unknown dataset '{}' (known: {}; or your own, declared in "
-                  "{}: docs/cli.md, \"Your own data\")",
-                  name, builtin_names(), (root / "datasets" / (name + ".yaml")).string()));
+  throw unknown_dataset(name, (root / "datasets" / (name + ".yaml")).string());
 }
 
 std::string datasets_help() {

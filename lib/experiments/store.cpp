@@ -165,7 +165,7 @@ std::optional<fs::path> result_in_other_grid(const RunSpec& spec, const fs::path
     const fs::path r = g / key / "result.json";
     if (result_hash(r) != spec.hash()) continue;
     try {
-      if (read_store_index(g).count(key)) return r;
+      if (cached_store_index(g)->count(key)) return r;
     } catch (const DataError&) {
     }
   }
@@ -247,7 +247,7 @@ CellStatus done_or_stale(const RunSpec& spec, const StatusOptions& opt, const fs
   try {
     const fs::path dir = result.parent_path();
     const auto [grid_dir, key] = index_place(dir);
-    const std::string why = key.empty() ? "" : index_mismatch(dir, read_store_index(grid_dir));
+    const std::string why = key.empty() ? "" : index_mismatch(dir, *cached_store_index(grid_dir));
     if (!why.empty()) {
       st.state = CellState::damaged;
       st.detail = why;

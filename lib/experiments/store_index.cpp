@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -88,6 +89,27 @@ std::map<std::string, IndexEntry> read_store_index(const fs::path& grid_dir) {
     }
   }
   return out;
+}
+
+std::shared_ptr<const std::map<std::string, IndexEntry>> cached_store_index(
+    const fs::path& grid_dir) {
+  using Index = std::map<std::string, IndexEntry>;
+  using Stamp = std::pair<fs::file_time_type, uintmax_t>;
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<Stamp, std::shared_ptr<const Index>>> cache;
+  const fs::path file = index_file(grid_dir);
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return std::make_shared<const Index>();
+  const Stamp stamp{fs::last_write_time(file, ec), fs::file_size(file, ec)};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(file.string());
+    if (it != cache.end() && it->second.first == stamp) return it->second.second;
+  }
+  auto index = std::make_shared<const Index>(read_store_index(grid_dir));
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[file.string()] = {stamp, index};
+  return index;
 }
 
 std::pair<fs::path, std::string> index_place(const fs::path& run_dir) {

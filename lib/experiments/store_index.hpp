@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace dkp::experiments {
@@ -24,6 +25,11 @@ std::filesystem::path index_file(const std::filesystem::path& grid_dir);
 /// The index of a grid directory, by cell path ("<dataset>/split<k>/<hash>"); empty when there
 /// is none. DataError naming file and line when it is malformed.
 std::map<std::string, IndexEntry> read_store_index(const std::filesystem::path& grid_dir);
+
+/// read_store_index, read again only when index.tsv changed (time and size): for the readers of
+/// many cells of one grid (grid status, tables), which would otherwise read it once per cell.
+std::shared_ptr<const std::map<std::string, IndexEntry>> cached_store_index(
+    const std::filesystem::path& grid_dir);
 
 /// The grid directory and cell key of a run directory shaped as the store's
 /// (<grid dir>/<dataset>/split<k>/<hash>), or {"", ""}.

@@ -113,6 +113,9 @@ WishartLayer::Shared WishartLayer::share(const autodiff::VarMap& p) const {
     if (o_.a_prime_scale != 1.0 && !o_.freeze_a_prime) {
       A_prime = ad::scale(A_prime, o_.a_prime_scale);
     }
+    if (o_.a_prime_unit_lower && !o_.freeze_a_prime) {
+      A_prime = ad::tril(A_prime, -1) + V.tape().constant(arma::eye(P_, P_));
+    }
     sh.a_prime = A_prime;
     sh.logdet_a_prime = dist::log_abs_det(A_prime);
     if (o_.stl_mixing && !arma::inv(sh.a_prime_inv, A_prime.val())) {

@@ -49,6 +49,9 @@ struct WishartOptions {
   double a_prime_scale = 1.0;
   /// A-GW / AB-GW: A' held at I, a constant and no parameter (the A-GW is then the GW).
   bool freeze_a_prime = false;
+  /// A-GW / AB-GW: A' = I + the strictly lower triangle of a_prime_scale Phi (det A' = 1; Phi's
+  /// diagonal and upper triangle unused), instead of a_prime_scale Phi.
+  bool a_prime_unit_lower = false;
   /// Bartlett means as bayesfunc's WishartLayer holds them: mu = mu_raw / sqrt(m) with mu_raw the
   /// stored parameter (its `mu_unscaled`, init N(0, mu_init_scale^2)), so Adam's steps on mu are
   /// the learning rate / sqrt(m). False: mu itself is the parameter (steps of the learning rate).

@@ -50,6 +50,18 @@ std::string Dwp::describe() const {
       layers::to_string(cfg_.posterior), cfg_.depth, width_, cfg_.inducing);
 }
 
+std::vector<std::pair<std::string, size_t>> Dwp::held_parameters() const {
+  std::vector<std::pair<std::string, size_t>> held;
+  if (cfg_.gw_until == 0) return held;
+  for (const char* name : {"A_prime", "B"}) {
+    for (size_t l = 1; l < cfg_.depth; ++l) {
+      const std::string key = layer_key(l, name);
+      if (init_.count(key)) held.emplace_back(key, cfg_.gw_until);
+    }
+  }
+  return held;
+}
+
 ParamMap Dwp::with_prior_posterior(const ParamMap& params) const {
   ParamMap out = params;
   for (const layers::WishartLayer& w : hidden_) w.set_prior_posterior(out);
@@ -206,6 +218,8 @@ std::vector<RegistryEntry> dwp_entries() {
     if (mixing) {
       e.options.push_back({opt::kAPrimeScale, {}, {}});
       e.options.push_back({opt::kFreezeAPrime, {}, {}});
+      e.options.push_back({opt::kGwUntil, {}, {}});
+      e.options.push_back({opt::kAPrimeForm, {}, {}});
     }
     e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                      random::Stream& init) -> std::unique_ptr<Model> {
@@ -220,6 +234,18 @@ std::vector<RegistryEntry> dwp_entries() {
       cfg.mu_raw = spec.options.choice(opt::kMuParam) == "bayesfunc";
       cfg.a_prime_scale = spec.options.number(opt::kAPrimeScale);
       cfg.freeze_a_prime = spec.options.on(opt::kFreezeAPrime);
+      cfg.a_prime_unit_lower = spec.options.choice(opt::kAPrimeForm) == "unit-lower";
+      const double until = spec.options.number(opt::kGwUntil);
+      if (until != std::floor(until) || until > 1e15) {
+        throw ConfigError(fmt::format("--gw-until must be a whole number of steps (got {})",
+                                      spec.options.text(opt::kGwUntil)));
+      }
+      if (until > 0 && cfg.freeze_a_prime) {
+        throw ConfigError(
+            "--gw-until and --freeze-a-prime: A' is either held for some steps or "
+            "never learned, not both");
+      }
+      cfg.gw_until = size_t(until);
       return std::make_unique<Dwp>(cfg, X_train, y_train, init);
     };
     entries.push_back(std::move(e));

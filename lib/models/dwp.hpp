@@ -49,6 +49,9 @@ struct DwpConfig : layers::WishartOptions {
   double jitter = 1e-6;   ///< added to K_ii, relative to the kernel variance (as GiDgp; bayesfunc)
   double log_prec_init = -4.0;  ///< output GIGP layer, as GiDgp (bayesfunc master)
   double noise_var_init = 1.0;  ///< bayesfunc NormalLearnedScale: log sigma = 0
+  /// A-GW / AB-GW: A' (and B) held at I for this many training steps (held_parameters), so that
+  /// the run is the GW until then; 0: learned from the first step.
+  size_t gw_until = 0;
 };
 
 class Dwp final : public Model {
@@ -68,6 +71,8 @@ class Dwp final : public Model {
                     size_t samples, double kl_weight, random::Stream& rng) const override;
   Predictive predict(const ParamMap& params, const arma::mat& X, size_t samples,
                      random::Stream& rng, bool keep_hidden = false) const override;
+  /// A-GW / AB-GW with gw_until > 0: every layer's A' (and B), until step gw_until.
+  std::vector<std::pair<std::string, size_t>> held_parameters() const override;
 
   /// `params` with every hidden layer's posterior set to its prior: q = 0 (logit -1000), alpha,
   /// beta, mu, sigma the Wishart's Bartlett parameters, A' = I, B = I. Then Q(G_ii^l | G_ii^{l-1})

@@ -88,6 +88,10 @@ class Model {
   /// Whether elbo() draws nothing (the same value for any rng and sample count), so that repeated
   /// estimates of it are copies of one (the SGP, the AEP DGP).
   virtual bool deterministic_elbo() const { return false; }
+  /// Parameters the trainer holds at their initial values for a run's first steps, with the step
+  /// from which each is learned (name, step): e.g. the A-GW's A', held at I so that the run is the
+  /// GW until then. Adam creates their moments when it first moves them. Default: none.
+  virtual std::vector<std::pair<std::string, size_t>> held_parameters() const { return {}; }
   /// Model-specific summaries of the trained posterior that a run records in result.json beside
   /// its metrics (name, value), drawn from `rng`: e.g. the compositional DGP's variance of each
   /// layer's function at 0 (its paper's Table 1). Default: none.

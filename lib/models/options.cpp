@@ -80,6 +80,16 @@ const std::vector<OptionDecl>& option_table() {
         make(opt::kFreezeAPrime, T::Switch, "off", {}, "A' held at I (not learned)",
              "dwp agw, abgw: hold A' at I instead of learning it, so the A-GW is the GW (a "
              "check of the A-GW's density and sampling against the GW's)"),
+        make(opt::kGwUntil, T::Number, "0", {}, "steps for which A' (and B) are held at I",
+             "dwp agw, abgw: A' (and the AB-GW's B) held at I for this many steps, so that the "
+             "run is the GW until then and the larger family trains on from the GW's parameters "
+             "(a whole number; 0: learned from the first step)",
+             false),
+        make(opt::kAPrimeForm, T::Choice, "full", {"full", "unit-lower"}, "the form of A'",
+             "dwp agw, abgw: A' a full matrix (the AGW paper's) | I plus a strictly "
+             "lower-triangular part (det A' = 1, so that A' shares no scale with the Bartlett "
+             "factor T)",
+             false),
         make(opt::kMuParam, T::Choice, "direct", {"direct", "bayesfunc"},
              "the Bartlett means' parameterisation",
              "dwp: the Bartlett means' parameter: direct (mu itself) | bayesfunc (mu = mu_raw / "

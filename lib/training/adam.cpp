@@ -61,7 +61,7 @@ void check_unit_interval(double x, const char* what) {
 }  // namespace
 
 bool operator==(const AdamState& a, const AdamState& b) {
-  return a.t == b.t && bitwise_equal(a.m, b.m) && bitwise_equal(a.v, b.v);
+  return a.t == b.t && bitwise_equal(a.m, b.m) && bitwise_equal(a.v, b.v) && a.start == b.start;
 }
 
 std::string AdamState::serialise() const {
@@ -72,6 +72,7 @@ std::string AdamState::serialise() const {
     write_named_matrix(os, "m", name, mm);
     write_named_matrix(os, "v", name, v.at(name));
   }
+  for (const auto& [name, k] : start) os << "start " << name << ' ' << k << '\n';
   os << "end\n";
   return os.str();
 }
@@ -98,7 +99,20 @@ AdamState AdamState::deserialise(const std::string& text) {
     s.m.emplace(m.name, std::move(m.value));
     s.v.emplace(v.name, std::move(v.value));
   }
-  expect_token(is, "end", where);
+  std::string token;
+  while (is >> token && token == "start") {
+    std::string name;
+    if (!(is >> name)) throw DataError(fmt::format("{}: a start line without a name", where));
+    const uint64_t k = read_u64(is, "a start step", where);
+    if (!s.m.count(name) || k > s.t || !s.start.emplace(name, k).second) {
+      throw DataError(fmt::format(
+          "{}: start {} {} names no parameter of the state, a step beyond {}, or a second start",
+          where, name, k, s.t));
+    }
+  }
+  if (token != "end") {
+    throw DataError(fmt::format("{}: expected 'end', found '{}'", where, token));
+  }
   expect_end_of_input(is, where);
   check_consistent(s, where);
   return s;
@@ -132,7 +146,8 @@ void Adam::set_state(AdamState state) {
   state_ = std::move(state);
 }
 
-void Adam::step(ParameterSet& params, const ParameterSet& grads, double lr) {
+void Adam::step(ParameterSet& params, const ParameterSet& grads, double lr,
+                const std::set<std::string>& held) {
   if (!(lr >= 0.0) || !std::isfinite(lr)) {
     throw Error(
         fmt::format("Adam::step: learning rate must be non-negative and finite, got {}", lr));
@@ -166,16 +181,19 @@ void Adam::step(ParameterSet& params, const ParameterSet& grads, double lr) {
   }
 
   const uint64_t t = state_.t + 1;
-  const double bias_correction1 = 1.0 - std::pow(beta1_, static_cast<double>(t));
-  const double bias_correction2 = 1.0 - std::pow(beta2_, static_cast<double>(t));
-  const double step_size = lr / bias_correction1;
-  const double bias_correction2_sqrt = std::sqrt(bias_correction2);
   for (auto& [name, theta] : params) {
+    if (held.count(name)) continue;
     const arma::mat& g = grads.at(name);
     auto [im, new_m] = state_.m.try_emplace(name, theta.n_rows, theta.n_cols, arma::fill::zeros);
     auto [iv, new_v] = state_.v.try_emplace(name, theta.n_rows, theta.n_cols, arma::fill::zeros);
-    (void)new_m;
     (void)new_v;
+    if (new_m && state_.t > 0) state_.start[name] = state_.t;
+    const auto is = state_.start.find(name);
+    const uint64_t own = is == state_.start.end() ? t : t - is->second;
+    const double bias_correction1 = 1.0 - std::pow(beta1_, static_cast<double>(own));
+    const double bias_correction2 = 1.0 - std::pow(beta2_, static_cast<double>(own));
+    const double step_size = lr / bias_correction1;
+    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
     arma::mat& m = im->second;
     arma::mat& v = iv->second;
     m = beta1_ * m + (1.0 - beta1_) * g;

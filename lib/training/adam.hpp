@@ -15,6 +15,7 @@
 #include <armadillo>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "autodiff/params.hpp"
@@ -29,10 +30,14 @@ struct AdamState {
   uint64_t t = 0;  ///< steps taken
   ParameterSet m;  ///< first-moment estimates (same names and shapes as the parameters)
   ParameterSet v;  ///< second-moment estimates
+  /// Steps already taken when a parameter was first moved, for a parameter held still at first
+  /// (Adam::step's `held`); its bias correction counts its own steps, t - start, as torch's
+  /// per-parameter step count does. Absent: 0 (moved from the first step).
+  std::map<std::string, uint64_t> start;
 
   /// Exact text form (hexadecimal floating point; see training/exact_io.hpp):
   ///   dkp-adam-state v1 / t <t> / count <n> / per parameter "m <name> <rows> <cols> <values>"
-  ///   and "v <name> ..." lines / end
+  ///   and "v <name> ..." lines / "start <name> <k>" per entry of `start` / end
   std::string serialise() const;
   /// Parses serialise()'s output; throws dkp::DataError on malformed or inconsistent text.
   static AdamState deserialise(const std::string& text);
@@ -58,8 +63,11 @@ class Adam {
   /// (>= 0). `grads` must have exactly the names of `params`, with equal shapes, and finite values;
   /// otherwise dkp::Error is thrown and neither `params` nor the state is changed. Moments are
   /// created (zero) for parameters seen for the first time; a parameter whose shape differs from
-  /// its stored moments is an error.
-  void step(ParameterSet& params, const ParameterSet& grads, double lr);
+  /// its stored moments is an error. Parameters named in `held` are left as they are, and their
+  /// moments are not created until the first step that moves them (whose bias correction then
+  /// starts afresh: AdamState::start).
+  void step(ParameterSet& params, const ParameterSet& grads, double lr,
+            const std::set<std::string>& held = {});
 
   /// Steps taken so far.
   uint64_t steps_taken() const { return state_.t; }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -72,6 +73,11 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
   ck.identity = opt.identity;
   Adam adam;
   if (ck.step > 0) adam.set_state(ck.adam);
+  const auto held_parameters = model.held_parameters();
+  for (const auto& [name, from] : held_parameters) {
+    if (!ck.params.count(name))
+      throw Error(fmt::format("train: the model holds '{}', which it does not have", name));
+  }
 
   const bool tracing = opt.trace_every > 0 && !opt.trace_path.empty();
   std::vector<TraceRow> trace;
@@ -167,7 +173,10 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
       grads.emplace(name, std::move(g));
     }
     const double lr = opt.lr.at(step);
-    adam.step(ck.params, grads, lr);
+    std::set<std::string> held;
+    for (const auto& [name, from] : held_parameters)
+      if (step < from) held.insert(name);
+    adam.step(ck.params, grads, lr, held);
 
     info.step = step + 1;
     info.elbo = elbo;
@@ -209,9 +218,9 @@ TrainReport train(const models::Model& model, const arma::mat& X, const arma::ve
 
 namespace dkp::training {
 
-double estimate_elbo(const models::Model& model, const autodiff::ParamMap& params, const arma::mat& X,
-                     const arma::vec& y, size_t samples, random::Stream& rng, size_t threads,
-                     size_t chunk, linalg::CholStats* chol) {
+double estimate_elbo(const models::Model& model, const autodiff::ParamMap& params,
+                     const arma::mat& X, const arma::vec& y, size_t samples, random::Stream& rng,
+                     size_t threads, size_t chunk, linalg::CholStats* chol) {
   const size_t N = X.n_rows;
   double ell = 0.0, kl = 0.0;
   size_t chunks = 0;

@@ -14,6 +14,7 @@
 #include "models/dwp.hpp"
 #include "models/factory.hpp"
 #include "test_support.hpp"
+#include "training/trainer.hpp"
 #include "util/error.hpp"
 
 namespace ad = dkp::autodiff;
@@ -555,5 +556,95 @@ TEST_CASE("DWP --freeze-a-prime: the A-GW and AB-GW with A' held at I are the GW
     }
     CHECK(ad::evaluate(elbo_function(agw, data, lnames, 37), lvalues) ==
           doctest::Approx(e_gw).epsilon(1e-10));
+  }
+}
+
+TEST_CASE("DWP --gw-until K: the A-GW and AB-GW train as the GW for K steps, then learn A'") {
+  // The same data, initial draws and noise: for K steps the A-GW (A' and B held at I) takes the
+  // GW's steps to round-off (a held A' that leaked into Adam, or a different draw, would show at
+  // once); after K its A' moves. The GW's parameters are the A-GW's without A' and B.
+  const Tiny data = tiny_data(9, 2, 21);
+  const size_t K = 4, steps = 7;
+  auto train = [&](const DwpConfig& cfg, size_t n, std::vector<double>* elbos) {
+    dkp::random::Stream init(5);
+    const Dwp model(cfg, data.X, data.y, init);
+    dkp::training::TrainOptions opt;
+    opt.steps = n;
+    opt.samples = 2;
+    opt.kl = dkp::training::KlAnnealing{0};
+    opt.lr = dkp::training::LrSchedule::constant(1e-2);
+    opt.log_every = 0;
+    const dkp::random::Stream run(17);
+    return dkp::training::train(model, data.X, data.y, opt, run,
+                                [&](const dkp::training::StepInfo& s, const auto&) {
+                                  if (elbos) elbos->push_back(s.elbo);
+                                })
+        .params;
+  };
+  std::vector<double> e_gw;
+  train(depth3_config(WishartPosterior::Gw), steps, &e_gw);
+  for (WishartPosterior post : {WishartPosterior::Agw, WishartPosterior::Abgw}) {
+    CAPTURE(dkp::layers::to_string(post));
+    DwpConfig cfg = depth3_config(post);
+    cfg.gw_until = K;
+    std::vector<double> e;
+    const ParamMap at_k = train(cfg, K, nullptr);
+    const ParamMap after = train(cfg, steps, &e);
+    for (size_t l : {1, 2}) {
+      const std::string a = dkp::autodiff::layer_key(l, "A_prime");
+      CHECK(arma::approx_equal(at_k.at(a), arma::eye(4, 4), "absdiff", 0.0));
+      CHECK(arma::abs(after.at(a) - arma::eye(4, 4)).max() > 1e-4);
+    }
+    REQUIRE(e.size() == steps);
+    for (size_t t = 0; t < K; ++t) {
+      CAPTURE(t);
+      CHECK(e[t] == doctest::Approx(e_gw[t]).epsilon(1e-9));
+    }
+    // Control: learned from the start, the A-GW leaves the GW's path within K steps.
+    DwpConfig free = depth3_config(post);
+    std::vector<double> e_free;
+    train(free, K, &e_free);
+    CHECK(std::abs(e_free[K - 1] - e_gw[K - 1]) > 1e-6);
+  }
+}
+
+TEST_CASE("DWP --a-prime-form unit-lower: A' = I + a strictly lower triangle, gradients checked") {
+  const Tiny data = tiny_data(7, 2, 23);
+  for (WishartPosterior post : {WishartPosterior::Agw, WishartPosterior::Abgw}) {
+    CAPTURE(dkp::layers::to_string(post));
+    DwpConfig cfg = depth3_config(post);
+    cfg.a_prime_unit_lower = true;
+    cfg.q_jitter = 0.0;
+    cfg.sticking_the_landing = false;
+    cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
+    dkp::random::Stream init(dkp::test::seed());
+    const Dwp model(cfg, data.X, data.y, init);
+    // Gradients: only the strictly lower triangle of A''s parameter gets one.
+    std::vector<std::string> names;
+    std::vector<arma::mat> values;
+    jiggled(model.initial_parameters(), 31, names, values);
+    const auto g = ad::gradients(elbo_function(model, data, names, 41), values);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!has_suffix(names[i], ".A_prime")) continue;
+      CAPTURE(names[i]);
+      CHECK(arma::abs(arma::trimatu(g[i])).max() == 0.0);
+      CHECK(arma::abs(arma::trimatl(g[i], -1)).max() > 0.0);
+    }
+    const auto c = dkp::test::check_elbo_gradient(model, data, dkp::test::seed() + 7);
+    INFO(c.result.detail);
+    CHECK(c.result.ok);
+    // At a parameter with a non-trivial diagonal, the unit-lower model's ELBO is the full
+    // model's at I + the strictly lower part (the diagonal and upper triangle are ignored).
+    DwpConfig full_cfg = cfg;
+    full_cfg.a_prime_unit_lower = false;
+    dkp::random::Stream init2(dkp::test::seed());
+    const Dwp full(full_cfg, data.X, data.y, init2);
+    std::vector<arma::mat> projected = values;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (has_suffix(names[i], ".A_prime"))
+        projected[i] = arma::eye(4, 4) + arma::trimatl(values[i], -1);
+    CHECK(ad::evaluate(elbo_function(model, data, names, 41), values) ==
+          doctest::Approx(ad::evaluate(elbo_function(full, data, names, 41), projected))
+              .epsilon(1e-12));
   }
 }

@@ -25,6 +25,7 @@ Diwp::Diwp(const DiwpConfig& cfg, const arma::mat& X_train, const arma::vec& y_t
     init_[layer_key(l, "log_delta")] = arma::mat(1, 1, arma::fill::value(std::log(cfg.delta_init)));
     init_[layer_key(l, "log_gamma")] = arma::zeros(1, 1);
     init_[layer_key(l, "V")] = random::normal_matrix(init, n, n);
+    if (cfg.learned_v_scale) init_[layer_key(l, "log_v_scale")] = arma::zeros(1, 1);
   }
 }
 
@@ -40,7 +41,10 @@ GramModel::HiddenShared Diwp::hidden_shared(const VarMap& p, const Var&) const {
   HiddenShared shared;
   for (size_t l = 1; l < cfg_.depth; ++l) {
     const bool divide_by_n = l > 1 || !dcfg_.omega_v_paper;
-    shared.v_terms.push_back(layers::iw_v_term(get(p, layer_key(l, "V")), divide_by_n));
+    Var v_term = layers::iw_v_term(get(p, layer_key(l, "V")), divide_by_n);
+    if (dcfg_.learned_v_scale)
+      v_term = ad::mul(ad::exp(get(p, layer_key(l, "log_v_scale"))), v_term);
+    shared.v_terms.push_back(v_term);
   }
   return shared;
 }
@@ -67,9 +71,10 @@ GramModel::Hidden Diwp::hidden(const VarMap& p, const Var& X, const HiddenShared
 
 std::vector<RegistryEntry> diwp_entries() {
   RegistryEntry e = gram_model_entry("", "deep inverse Wishart process (DKP paper)");
-  e.options.insert(
-      e.options.end(),
-      {{opt::kDeltaInit, {}, {}}, {opt::kDiwpDof, {}, {}}, {opt::kDiwpOmegaV, {}, {}}});
+  e.options.insert(e.options.end(), {{opt::kDeltaInit, {}, {}},
+                                     {opt::kDiwpDof, {}, {}},
+                                     {opt::kDiwpOmegaV, {}, {}},
+                                     {opt::kDiwpVScale, {}, {}}});
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
                random::Stream& init) -> std::unique_ptr<Model> {
     DiwpConfig cfg;
@@ -77,6 +82,7 @@ std::vector<RegistryEntry> diwp_entries() {
     cfg.delta_init = spec.options.number(opt::kDeltaInit);
     cfg.reference_batch_dof = spec.options.choice(opt::kDiwpDof) == "batch";
     cfg.omega_v_paper = spec.options.choice(opt::kDiwpOmegaV) == "paper";
+    cfg.learned_v_scale = spec.options.choice(opt::kDiwpVScale) == "learned";
     return std::make_unique<Diwp>(cfg, X_train, y_train, init);
   };
   return {e};

@@ -27,7 +27,8 @@
 // Parameters (besides those of gram_model.hpp), l = 1..depth - 1, all init as bayesfunc's IWLayer /
 // SingularIWLayer (notes section 2):
 //   layer{l}.log_delta 1x1  log delta_init (4: models/diwp_defaults.hpp);  layer{l}.log_gamma 1x1 0
-//   (gamma = 1); layer{l}.V  N0 x N0 (l = 1) or P x P  ~ N(0, 1).
+//   (gamma = 1); layer{l}.V  N0 x N0 (l = 1) or P x P  ~ N(0, 1); with learned_v_scale,
+//   layer{l}.log_v_scale 1x1 0 (bayesfunc's log_diag).
 // The V V^T / n scaling is bayesfunc's (s / P) V V^T with s fixed at 1 (s is redundant with V's
 // scale); we use / N0 in layer 1 too (bayesfunc: (delta I + s V V^T) / N0 for Omega / N0, i.e.
 // no 1 / N0 on V V^T relative to delta I), so that at initialisation E_Q = E_P in every layer
@@ -52,6 +53,9 @@ struct DiwpConfig : GramModelConfig {
   /// Q(Omega) = IW(delta_1 I + V_1 V_1^T, ...) as the paper's eq. 96 and bayesfunc's
   /// SingularIWLayer, instead of V_1 V_1^T / N0 (the header comment says why / N0 is ours).
   bool omega_v_paper = false;
+  /// Q's scale delta K + s V V^T / P with s = exp(layer{l}.log_v_scale) learned (init 1), as
+  /// bayesfunc's IWLayer (its log_diag); false: s = 1, no parameter.
+  bool learned_v_scale = false;
 };
 
 class Diwp final : public GramModel {

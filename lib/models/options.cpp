@@ -64,6 +64,12 @@ const std::vector<OptionDecl>& option_table() {
              "the scaling of the input layer's V V^T",
              "diwp: the input layer's Q(Omega) = IW(delta I + V V^T / N0) (n0) | IW(delta I + V "
              "V^T) (paper: eq. 96, bayesfunc's SingularIWLayer)"),
+        make(opt::kDiwpVScale, T::Choice, "fixed", {"fixed", "learned"},
+             "the scale of V V^T in Q's IW scale",
+             "diwp: Q = IW(delta K + s V V^T / P, ...) with s fixed at 1 (fixed) | s = exp(t) "
+             "learned, t from 0, in every inverse Wishart layer (learned: bayesfunc's IWLayer "
+             "log_diag; the same family, another path for Adam: s can follow delta)",
+             false),
         make(opt::kOutputScale, T::Choice, "fixed", {"fixed", "learned"},
              "the output layer's kernel scale",
              "nngp, diwp, dgp global-inducing, kernel relu: the output layer's kernel K(G_L) as "

@@ -27,6 +27,7 @@ inline constexpr const char* kStl = "stl";
 inline constexpr const char* kMuParam = "mu_param";
 inline constexpr const char* kAPrimeScale = "a_prime_scale";
 inline constexpr const char* kFreezeAPrime = "freeze_a_prime";
+inline constexpr const char* kDiwpVScale = "diwp_v_scale";
 inline constexpr const char* kGwUntil = "gw_until";
 inline constexpr const char* kAPrimeForm = "a_prime_form";
 inline constexpr const char* kDeltaInit = "delta_init";

@@ -486,3 +486,42 @@ TEST_CASE("Gram models, output_scale learned: gradients, and at s = 0 the fixed 
                    e_fixed) > 1e-6);
   }
 }
+
+TEST_CASE("DIWP diwp_v_scale learned: gradients; s V V^T is the fixed model's with V sqrt(s)") {
+  // s = exp(t) multiplies every IW layer's V V^T term: at t the estimate is the fixed model's with
+  // each V scaled by exp(t / 2), from the same noise (a scale applied to the wrong term, or in
+  // only some layers, would not agree).
+  const Tiny data = tiny_data(7, 2, dkp::test::seed() + 6);
+  dm::DiwpConfig cfg = tiny_config(4, "relu", 4);
+  cfg.log_prec_init = 0.0;
+  cfg.gamma_method = dkp::distributions::GammaMethod::Inversion;
+  dm::DiwpConfig learned = cfg;
+  learned.learned_v_scale = true;
+  dkp::random::Stream i1(dkp::test::seed()), i2(dkp::test::seed());
+  const dm::Diwp fixed_model(cfg, data.X, data.y, i1);
+  const dm::Diwp learned_model(learned, data.X, data.y, i2);
+  for (size_t l = 1; l < 4; ++l) {
+    REQUIRE(learned_model.initial_parameters().count(dm::layer_key(l, "log_v_scale")) == 1);
+    CHECK(fixed_model.initial_parameters().count(dm::layer_key(l, "log_v_scale")) == 0);
+  }
+  dkp::test::expect_elbo_gradient(learned_model, data, dkp::test::seed() + 96);
+  std::vector<std::string> names;
+  std::vector<arma::mat> values;
+  dkp::test::jiggled(fixed_model.initial_parameters(), 47, names, values);
+  std::vector<std::string> lnames = names;
+  std::vector<arma::mat> lvalues = values, scaled = values;
+  const double t[] = {0.0, 0.8, -0.5, 1.3};  // t of layers 1..3
+  for (size_t l = 1; l < 4; ++l) {
+    lnames.push_back(dm::layer_key(l, "log_v_scale"));
+    lvalues.push_back(arma::mat(1, 1, arma::fill::value(t[l])));
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == dm::layer_key(l, "V")) scaled[i] *= std::exp(0.5 * t[l]);
+  }
+  const double e_scaled =
+      ad::evaluate(dkp::test::elbo_function(fixed_model, data, names, 53), scaled);
+  const double e_learned =
+      ad::evaluate(dkp::test::elbo_function(learned_model, data, lnames, 53), lvalues);
+  CHECK(e_learned == doctest::Approx(e_scaled).epsilon(1e-10));
+  CHECK(std::abs(e_learned - ad::evaluate(dkp::test::elbo_function(fixed_model, data, names, 53),
+                                          values)) > 1e-6);
+}

@@ -223,7 +223,7 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
       }
     }
   }
-  CHECK(accepted == 31);  // sgp 2, dgp dsvi 2, gi 2 + 1, nngp 1, diwp 3 x 2 + 1, dwp 2 + 7 + 7
+  CHECK(accepted == 33);  // sgp 2, dgp dsvi 2, gi 2 + 1, nngp 1, diwp 4 x 2 + 1, dwp 2 + 7 + 7
   CHECK(rejected > 100);
   // Who takes what, as the messages say it.
   const std::vector<

@@ -30,13 +30,15 @@ double softplus_inverse(double c) {
 }
 
 double diag_forward(DiagTransform t, double u) {
-  return t == DiagTransform::kExp ? std::exp(u) : softplus(u);
+  return t == DiagTransform::kExp ? std::exp(u) : t == DiagTransform::kIdentity ? u : softplus(u);
 }
 double diag_derivative(DiagTransform t, double u) {
-  return t == DiagTransform::kExp ? std::exp(u) : sigmoid(u);
+  return t == DiagTransform::kExp ? std::exp(u) : t == DiagTransform::kIdentity ? 1.0 : sigmoid(u);
 }
 double diag_inverse(DiagTransform t, double c) {
-  return t == DiagTransform::kExp ? std::log(c) : softplus_inverse(c);
+  return t == DiagTransform::kExp        ? std::log(c)
+         : t == DiagTransform::kIdentity ? c
+                                         : softplus_inverse(c);
 }
 
 void check_int_range(arma::uword a, arma::uword b, const char* op) {
@@ -146,7 +148,7 @@ Var sum_log_diag_blocks(const Var& factors) {
   const arma::uword D = factors.n_cols() / m;
   double s = 0.0;
   for (arma::uword d = 0; d < D; ++d)
-    for (arma::uword i = 0; i < m; ++i) s += std::log(factors.val().at(i, d * m + i));
+    for (arma::uword i = 0; i < m; ++i) s += std::log(std::abs(factors.val().at(i, d * m + i)));
   return factors.tape().record(arma::mat(1, 1, arma::fill::value(s)), {factors},
                                [factors, m, D](Node* out) {
                                  return [factors, m, D, out] {

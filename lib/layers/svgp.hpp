@@ -59,11 +59,14 @@ using autodiff::Var;
 // ---- ops used by the layer (gradient-tested in tests/models/svgp_test.cpp) ---------------------
 
 /// How the diagonal of each Cholesky factor L_d is stored. GPflow stores it unconstrained (its
-/// KL takes log(diag^2)); we keep it positive so that log|S_d| and the factor are unambiguous.
-/// Softplus (default) behaves like exp for the tiny initial values of inner DSVI layers (1e-5)
-/// and like the identity for values of order one and more, which keeps Adam's steps on the final
-/// layer's factor close to GPflow's unconstrained ones.
-enum class DiagTransform { kSoftplus, kExp };
+/// KL takes log(diag^2)); by default we keep it positive so that log|S_d| and the factor are
+/// unambiguous. Softplus (default) behaves like exp for the tiny initial values of inner DSVI
+/// layers (1e-5) and like the identity for values of order one and more, which keeps Adam's
+/// steps on the final layer's factor close to GPflow's unconstrained ones; but from 1e-5 it takes
+/// some thousand steps of the learning rate 1e-2 to reach order one, where GPflow's takes about
+/// a hundred. kIdentity is GPflow's: the diagonal as it is, of either sign (log|S_d| from
+/// log|diag|; a column's sign does not change S_d = L_d L_d^T).
+enum class DiagTransform { kSoftplus, kExp, kIdentity };
 
 /// Lower bound added by positive() (GPflow Log1pe's `lower`).
 inline constexpr double kPositiveLower = 1e-6;
@@ -81,7 +84,7 @@ Var unpack_lower(const Var& packed, arma::uword m, DiagTransform t);
 /// (their diagonals must be positive).
 arma::mat pack_lower(const arma::mat& factors, DiagTransform t);
 
-/// sum_d sum_i log L_d(i, i) for the M x (M D) factors (1 x 1).
+/// sum_d sum_i log |L_d(i, i)| for the M x (M D) factors (1 x 1): log |S_d| / 2 summed.
 Var sum_log_diag_blocks(const Var& factors);
 
 /// The variance correction of the marginals, N x D: out(n, d) = ||L_d^T Aq_n||^2 - ||A_n||^2, for

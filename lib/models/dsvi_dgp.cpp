@@ -207,7 +207,10 @@ Predictive DsviDgp::predict(const ParamMap& params, const arma::mat& X, size_t s
 std::vector<RegistryEntry> dsvi_dgp_entries() {
   RegistryEntry e = svgp_output_entry(
       "dsvi", "deep GP, doubly stochastic variational inference (Salimbeni & Deisenroth 2017)");
-  e.options = {{opt::kInitLengthscale, {}, {}}, {opt::kInitVariance, {}, {}}};
+  e.options = {{opt::kInitLengthscale, {}, {}},
+               {opt::kInitVariance, {}, {}},
+               {opt::kWhiten, {}, {}},
+               {opt::kQSqrtDiag, {}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
                random::Stream& init) -> std::unique_ptr<Model> {
     DsviConfig cfg;
@@ -216,6 +219,9 @@ std::vector<RegistryEntry> dsvi_dgp_entries() {
     cfg.hidden_width = spec.width;
     cfg.num_classes = spec.classes;
     set_initial_kernel(spec, cfg.lengthscale, cfg.variance);
+    cfg.whiten = spec.options.choice(opt::kWhiten) == "on";
+    if (spec.options.choice(opt::kQSqrtDiag) == "unconstrained")
+      cfg.q_diag = layers::DiagTransform::kIdentity;
     return std::make_unique<DsviDgp>(cfg, X_train, init);
   };
   return {e};

@@ -70,6 +70,16 @@ const std::vector<OptionDecl>& option_table() {
              "learned, t from 0, in every inverse Wishart layer (learned: bayesfunc's IWLayer "
              "log_diag; the same family, another path for Adam: s can follow delta)",
              false),
+        make(opt::kWhiten, T::Choice, "on", {"on", "off"}, "whitened q(u)",
+             "dgp dsvi: q(u) of the whitened u = L_K^-1 f(Z) (on: the 2017 paper code) | of f(Z) "
+             "itself (off: the 2018 code and the DSVI report's own code)",
+             false),
+        make(opt::kQSqrtDiag, T::Choice, "softplus", {"softplus", "unconstrained"},
+             "how q(u)'s Cholesky diagonal is stored",
+             "dgp dsvi: the diagonal of q(u)'s Cholesky factors through softplus (positive; from "
+             "the inner layers' 1e-5 it takes about a thousand steps to reach order one) | "
+             "unconstrained, of either sign (GPflow's; about a hundred steps)",
+             false),
         make(opt::kOutputScale, T::Choice, "fixed", {"fixed", "learned"},
              "the output layer's kernel scale",
              "nngp, diwp, dgp global-inducing, kernel relu: the output layer's kernel K(G_L) as "

@@ -27,6 +27,8 @@ inline constexpr const char* kStl = "stl";
 inline constexpr const char* kMuParam = "mu_param";
 inline constexpr const char* kAPrimeScale = "a_prime_scale";
 inline constexpr const char* kFreezeAPrime = "freeze_a_prime";
+inline constexpr const char* kWhiten = "whiten";
+inline constexpr const char* kQSqrtDiag = "q_sqrt_diag";
 inline constexpr const char* kDiwpVScale = "diwp_v_scale";
 inline constexpr const char* kGwUntil = "gw_until";
 inline constexpr const char* kAPrimeForm = "a_prime_form";
@@ -37,7 +39,8 @@ inline constexpr const char* kOutputScale = "output_scale";
 }  // namespace opt
 
 enum class OptionType {
-  Switch,  ///< off | on; a flag without a value on the command line (--hidden-ard)
+  Switch,  ///< off (the default, always) | on; a flag without a value on the command line
+           ///< (--hidden-ard)
   Number,  ///< a real number, positive and finite unless it is the default
   Choice,  ///< one of `choices`
 };

@@ -203,6 +203,8 @@ TEST_CASE("DSVI ELBO gradient w.r.t. every parameter at a fixed noise draw") {
        layers::DiagTransform::kExp},
       {"padding, whitened, fixed White", 2, 3, 2, true, true, false,
        layers::DiagTransform::kSoftplus},
+      {"identity, not whitened, unconstrained diagonal (some negative)", 3, 0, 2, false, true, true,
+       layers::DiagTransform::kIdentity},
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
@@ -376,4 +378,37 @@ TEST_CASE("DSVI trains: the ELBO improves on a toy problem") {
   CAPTURE(before);
   CAPTURE(after);
   CHECK(after > before + 0.3);
+}
+
+TEST_CASE("DSVI q_sqrt_diag unconstrained: a factor's column sign leaves the ELBO unchanged") {
+  // S_d = L_d L_d^T is the same when a column of L_d changes sign, so the estimate (and log|S_d|
+  // in the KL, from log|diag|) must be too; log(diag) of a negative entry would give NaN.
+  const Data d = toy(6, 2, 41);
+  models::DsviConfig cfg;
+  cfg.depth = 2;
+  cfg.num_inducing = 3;
+  cfg.whiten = false;
+  cfg.q_diag = layers::DiagTransform::kIdentity;
+  rnd::Stream init(dkp::test::seed() + 42);
+  const models::DsviDgp model(cfg, d.X, init);
+  dkp::autodiff::ParamMap p = model.initial_parameters();
+  rnd::Stream jiggle(dkp::test::seed() + 43);
+  for (auto& [name, v] : p) v += 0.2 * rnd::normal_matrix(jiggle, v.n_rows, v.n_cols);
+  const double e = elbo_value(model, p, d, 3, 5);
+  REQUIRE(std::isfinite(e));
+  // Packed storage, column-major lower triangle per output: column j of factor 0 holds rows j..M-1
+  // from offset j M - j (j - 1) / 2. Flip column 1 of every layer's first factor.
+  size_t flipped = 0;
+  for (auto& [name, v] : p) {
+    if (name.find("q_sqrt") == std::string::npos) continue;
+    const arma::uword M = 3, j = 1, off = j * M - j * (j - 1) / 2;
+    for (arma::uword i = 0; i < M - j; ++i) v(off + i, 0) = -v(off + i, 0);
+    ++flipped;
+  }
+  REQUIRE(flipped == 2);
+  CHECK(elbo_value(model, p, d, 3, 5) == doctest::Approx(e).epsilon(1e-12));
+  // Control: flipping the diagonal entry alone changes S, and the estimate.
+  for (auto& [name, v] : p)
+    if (name.find("q_sqrt") != std::string::npos) v(3, 0) = -v(3, 0) + 0.5;
+  CHECK(std::abs(elbo_value(model, p, d, 3, 5) - e) > 1e-8);
 }

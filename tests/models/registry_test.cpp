@@ -193,6 +193,9 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
     CHECK(!d.summary.empty());
     CHECK(!d.help.empty());
     CHECK(dm::canonical_value(d, d.default_value, "") == d.default_value);
+    // A switch's flag is its presence (dkp run --freeze-a-prime), so it must default to off;
+    // an option on by default is a choice of on and off.
+    if (d.type == dm::OptionType::Switch) CHECK(d.default_value == "off");
   }
   CHECK(flags.size() == dm::option_table().size());
   CHECK(every_option().size() == dm::option_table().size() + 1);  // stl: off and mixing
@@ -223,7 +226,7 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
       }
     }
   }
-  CHECK(accepted == 33);  // sgp 2, dgp dsvi 2, gi 2 + 1, nngp 1, diwp 4 x 2 + 1, dwp 2 + 7 + 7
+  CHECK(accepted == 35);  // sgp 2, dgp dsvi 4, gi 2 + 1, nngp 1, diwp 4 x 2 + 1, dwp 2 + 7 + 7
   CHECK(rejected > 100);
   // Who takes what, as the messages say it.
   const std::vector<

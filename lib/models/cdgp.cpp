@@ -10,6 +10,7 @@
 #include "autodiff/ops_linalg.hpp"
 #include "autodiff/ops_shape.hpp"
 #include "autodiff/ops_special.hpp"
+#include "models/options.hpp"
 #include "util/error.hpp"
 
 namespace dkp::models {
@@ -134,6 +135,7 @@ CompositionalDgp::CompositionalDgp(const CdgpConfig& cfg, random::Stream& init) 
     }
     initial_["q.m"] = m;
     initial_["q.S"] = 1e-2 * arma::eye(L * M, L * M);
+    if (cfg.mf_until > 0) initial_["q.S_cross"] = arma::zeros(L * M, L * M);
   } else {
     initial_["Z0"] = grid;
     for (size_t l = 1; l <= L; ++l) {
@@ -165,7 +167,7 @@ CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var&
   // "inducing-locations": per layer).
   std::vector<Var> u(L + 1);
   if (cfg_.posterior == "jointly-gaussian") {
-    const Var S = ad::tril(get(p, "q.S"));
+    const Var S = joint_factor(p);
     const Var all =
         get(p, "q.m") + ad::matmul(S, tape.constant(random::normal_matrix(rng, L * M, 1)));
     for (size_t l = 1; l <= L; ++l) u[l] = ad::rows(all, (l - 1) * M, l * M - 1);
@@ -233,7 +235,7 @@ Var CompositionalDgp::kl_shared(const VarMap& p) const {
   }
   // "jointly-gaussian": KL(N(m, S S^T) || block-diag prior), the blocks' terms summed:
   // tr(P^-1 S S^T) = sum_l ||L_l^-1 S_(rows l)||^2, and so on.
-  const Var S = ad::tril(get(p, "q.S")), m = get(p, "q.m");
+  const Var S = joint_factor(p), m = get(p, "q.m");
   Var twice = ad::neg(ad::sum(ad::log(ad::square(ad::diag(S)))));
   for (size_t l = 1; l <= L; ++l) {
     Var Lp, mu;
@@ -243,6 +245,21 @@ Var CompositionalDgp::kl_shared(const VarMap& p) const {
             ad::sum(ad::square(ad::solve_lower(Lp, ml - mu))) + ad::logdet_chol(Lp);
   }
   return ad::add_scalar(ad::scale(twice, 0.5), -0.5 * double(L * M));
+}
+
+Var CompositionalDgp::joint_factor(const VarMap& p) const {
+  if (cfg_.mf_until == 0) return ad::tril(get(p, "q.S"));
+  const size_t L = cfg_.depth, M = cfg_.inducing;
+  arma::mat own(L * M, L * M, arma::fill::zeros);
+  for (size_t l = 0; l < L; ++l) own.submat(l * M, l * M, (l + 1) * M - 1, (l + 1) * M - 1).ones();
+  ad::Tape& tape = get(p, "q.S").tape();
+  return ad::tril(ad::mul(get(p, "q.S"), tape.constant(own)) +
+                  ad::mul(get(p, "q.S_cross"), tape.constant(1.0 - own)));
+}
+
+std::vector<std::pair<std::string, size_t>> CompositionalDgp::held_parameters() const {
+  if (cfg_.posterior != "jointly-gaussian" || cfg_.mf_until == 0) return {};
+  return {{"q.S_cross", cfg_.mf_until}};
 }
 
 ElboEstimate CompositionalDgp::elbo(const VarMap& p, const arma::mat& X, const arma::vec& y,
@@ -331,6 +348,7 @@ std::vector<RegistryEntry> cdgp_entries() {
     e.default_posterior = post == "dsvi";
     if (post == "dsvi") e.aliases = {"mean-field"};
     e.kernels = {"periodic", "se"};
+    if (post == "jointly-gaussian") e.options = {{opt::kMfUntil, {}, {}}};
     e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
                      random::Stream& init) -> std::unique_ptr<Model> {
       if (X_train.n_cols != 1) {
@@ -341,6 +359,14 @@ std::vector<RegistryEntry> cdgp_entries() {
       cfg.depth = spec.depth;
       cfg.inducing = spec.inducing;
       cfg.last_periodic = spec.kernel == "periodic";
+      if (post == "jointly-gaussian") {
+        const double until = spec.options.number(opt::kMfUntil);
+        if (until != std::floor(until) || until > 1e15) {
+          throw ConfigError(fmt::format("--mf-until must be a whole number of steps (got {})",
+                                        spec.options.text(opt::kMfUntil)));
+        }
+        cfg.mf_until = size_t(until);
+      }
       return std::make_unique<CompositionalDgp>(cfg, init);
     };
     entries.push_back(std::move(e));

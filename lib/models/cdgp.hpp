@@ -46,6 +46,10 @@ struct CdgpConfig {
   bool last_periodic = true;       ///< the last layer's kernel is periodic (else SE)
   double jitter = 1e-6;            ///< added to every covariance before factorising (reference)
   double beta = 1e8;  ///< "inducing-locations": prior noise 1 / beta on f_l^z (reference)
+  /// "jointly-gaussian": the cross-layer blocks of q's Cholesky factor held at 0 for this many
+  /// training steps (held_parameters), so that the run is mean field until then; they are then
+  /// the parameter q.S_cross (q.S keeps the blocks of the diagonal). 0: one parameter q.S.
+  size_t mf_until = 0;
 };
 
 /// The posteriors' names, as `dkp toy --posterior` takes them.
@@ -61,6 +65,8 @@ class CompositionalDgp : public Model {
 
   std::string describe() const override;
   const ParamMap& initial_parameters() const override { return initial_; }
+  /// "jointly-gaussian" with mf_until > 0: q.S_cross until step mf_until.
+  std::vector<std::pair<std::string, size_t>> held_parameters() const override;
   /// ELBO per datapoint: (mean over samples of sum_n log N(y_n; f_L,n, noise^2) - KL) / N for a
   /// full batch (model.hpp contract; the paper's Table 1 reports N times this). X is N x 1.
   ElboEstimate elbo(const VarMap& params, const arma::mat& X, const arma::vec& y, double n_train,
@@ -94,6 +100,9 @@ class CompositionalDgp : public Model {
                    bool with_kl) const;
   autodiff::Var kl_shared(
       const VarMap& p) const;  ///< "dsvi" and "jointly-gaussian": the analytic KL
+  /// "jointly-gaussian": the lower-triangular factor of q's covariance over all layers' inducing
+  /// outputs, tril(q.S), or with mf_until its diagonal blocks plus q.S_cross's other blocks.
+  autodiff::Var joint_factor(const VarMap& p) const;
 
   CdgpConfig cfg_;
   ParamMap initial_;

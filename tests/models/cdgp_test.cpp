@@ -12,6 +12,7 @@
 #include "model_test_support.hpp"
 #include "models/cdgp.hpp"
 #include "test_support.hpp"
+#include "training/trainer.hpp"
 #include "util/error.hpp"
 
 using dkp::autodiff::ParamMap;
@@ -292,4 +293,66 @@ TEST_CASE("compositional DGP: bad configurations and inputs") {
   dkp::random::Stream r(1);
   CHECK_THROWS_AS(model.elbo(v, d.X, d.y, 6.0, 1, 1.0, r), dkp::Error);
   CHECK_THROWS_AS(model.predict(model.initial_parameters(), d.X, 2, r), dkp::Error);
+}
+
+TEST_CASE("compositional DGP --mf-until: the cross-layer blocks as their own parameter") {
+  // With mf_until the factor is q.S's diagonal blocks plus q.S_cross's other blocks: the estimate
+  // is the plain jointly Gaussian model's at that combined factor (same noise), the gradient
+  // checks, and training holds the cross blocks at 0 for mf_until steps, then moves them.
+  const Tiny d = tiny_data(20, 1, 3);
+  const size_t L = 2, M = 4;
+  CdgpConfig c = small("jointly-gaussian", L, true);
+  c.jitter = 1e-3;
+  CdgpConfig cm = c;
+  cm.mf_until = 3;
+  dkp::random::Stream i1(5), i2(5);
+  const CompositionalDgp plain(c, i1), split(cm, i2);
+  REQUIRE(split.initial_parameters().count("q.S_cross") == 1);
+  CHECK(plain.initial_parameters().count("q.S_cross") == 0);
+  std::vector<std::string> names;
+  std::vector<arma::mat> values;
+  dkp::test::jiggled(split.initial_parameters(), 9, names, values);
+  arma::mat own(L * M, L * M, arma::fill::zeros);
+  own.submat(0, 0, M - 1, M - 1).ones();
+  own.submat(M, M, 2 * M - 1, 2 * M - 1).ones();
+  std::vector<std::string> pnames;
+  std::vector<arma::mat> pvalues;
+  arma::mat S, cross;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "q.S") values[i].diag() += 0.3;
+    if (names[i] == "q.S") S = values[i];
+    if (names[i] == "q.S_cross") cross = values[i];
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "q.S_cross") continue;
+    pnames.push_back(names[i]);
+    pvalues.push_back(names[i] == "q.S" ? arma::mat(S % own + cross % (1.0 - own)) : values[i]);
+  }
+  const double e_split =
+      dkp::autodiff::evaluate(dkp::test::elbo_function(split, d, names, 77), values);
+  CHECK(e_split == doctest::Approx(dkp::autodiff::evaluate(
+                                       dkp::test::elbo_function(plain, d, pnames, 77), pvalues))
+                       .epsilon(1e-12));
+  dkp::autodiff::Tolerances tol;
+  tol.rel = 1e-5;
+  const auto g =
+      dkp::autodiff::check_gradient(dkp::test::elbo_function(split, d, names, 77), values, tol);
+  INFO(g.detail);
+  CHECK(g.ok);
+
+  auto train = [&](size_t steps) {
+    dkp::random::Stream init(5);
+    const CompositionalDgp model(cm, init);
+    dkp::training::TrainOptions opt;
+    opt.steps = steps;
+    opt.samples = 2;
+    opt.kl = dkp::training::KlAnnealing{0};
+    opt.lr = dkp::training::LrSchedule::constant(1e-2);
+    opt.log_every = 0;
+    return dkp::training::train(model, d.X, d.y, opt, dkp::random::Stream(4)).params;
+  };
+  const ParamMap at3 = train(3), at5 = train(5);
+  CHECK(arma::abs(at3.at("q.S_cross")).max() == 0.0);
+  CHECK(arma::abs(at3.at("q.S") - split.initial_parameters().at("q.S")).max() > 1e-4);
+  CHECK(arma::abs(arma::trimatl(at5.at("q.S_cross") % (1.0 - own))).max() > 1e-4);
 }

@@ -226,7 +226,8 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
       }
     }
   }
-  CHECK(accepted == 35);  // sgp 2, dgp dsvi 4, gi 2 + 1, nngp 1, diwp 4 x 2 + 1, dwp 2 + 7 + 7
+  CHECK(accepted == 37);  // sgp 2, dgp dsvi 4, gi 2 + 1, nngp 1, diwp 4 x 2 + 1, dwp 2 + 7 + 7,
+                          // cdgp jointly-gaussian 2
   CHECK(rejected > 100);
   // Who takes what, as the messages say it.
   const std::vector<

@@ -153,9 +153,13 @@ int bench_model(const po::variables_map& vm) {
   const bool flops = vm["flops"].as<bool>();
   std::cout << fmt::format("{:<28} {:>5} {:>7} {:>11} {:>11} {:>13}", "model", "depth", "batch",
                            "step ms", "fwd ms", "predict ms");
+  // --flops: the machine's large-dgemm rate on the same threads, measured in this run before the
+  // steps (its calls are outside the steps' counts), the reference of the steps' share of peak.
+  const int ref_threads = int(std::min<size_t>(size_t(threads), S));
+  const double peak = flops ? bench::large_dgemm_rate(5, ref_threads) : 0.0;
   if (flops) {
-    std::cout << fmt::format(" {:>11} {:>10} {:>9} {:>10} {:>9}", "step GFlop", "GFlop/s", "BLAS %",
-                             "fwd GFlop", "BLAS %");
+    std::cout << fmt::format(" {:>11} {:>10} {:>7} {:>9} {:>10} {:>9}", "step GFlop", "GFlop/s",
+                             "peak %", "BLAS %", "fwd GFlop", "BLAS %");
   }
   std::cout << "\n";
   struct Breakdown {
@@ -247,10 +251,11 @@ int bench_model(const po::variables_map& vm) {
         for (double m : ms) wall += m * 1e-3;
         return 100.0 * c.seconds / (wall * T);
       };
-      std::cout << fmt::format(
-          " {:>11.4f} {:>10.1f} {:>9.1f} {:>10.4f} {:>9.1f}", step_blas.flops / n * 1e-9,
-          step_blas.flops / n / (median(step_ms) * 1e-3) * 1e-9, share(step_blas, step_ms),
-          fwd_blas.flops / n * 1e-9, share(fwd_blas, fwd_ms));
+      const double rate = step_blas.flops / n / (median(step_ms) * 1e-3) * 1e-9;
+      std::cout << fmt::format(" {:>11.4f} {:>10.1f} {:>7.1f} {:>9.1f} {:>10.4f} {:>9.1f}",
+                               step_blas.flops / n * 1e-9, rate, 100.0 * rate / peak,
+                               share(step_blas, step_ms), fwd_blas.flops / n * 1e-9,
+                               share(fwd_blas, fwd_ms));
       breakdowns.push_back({label, depth, std::move(step_routines)});
     }
     std::cout << "\n";
@@ -268,6 +273,12 @@ int bench_model(const po::variables_map& vm) {
     for (const auto& l : group_lines) std::cout << "  " << l << "\n";
   }
   if (flops) {
+    std::cout << fmt::format(
+        "(peak %: GFlop/s over the machine's large-dgemm rate on the same threads, {:.1f} GFlop/s "
+        "for dgemm 1000 x 1000 x 1000 on {} thread(s) at once with {} BLAS thread(s) each, "
+        "measured in this run before the steps: the share of the machine's dense-BLAS rate the "
+        "step reaches)\n",
+        peak, ref_threads, blas_threads);
     std::cout << "(--flops: the nominal floating-point operations of the step's BLAS and LAPACK "
                  "calls (gemm 2mnk, triangular solve m^2 n, Cholesky n^3/3, ...; "
                  "bench/shim/blas_count.cpp), counted by libdkp_blas_count.so; GFlop/s: that count "

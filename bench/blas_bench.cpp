@@ -84,7 +84,42 @@ Kernel cholesky(arma::uword n) {
           }};
 }
 
+// The median time in us of one call of `k`, `threads` threads calling it at once, `reps` timed
+// calls each after a warm-up.
+double median_call_us(const Kernel& k, int reps, std::size_t T) {
+  // Each thread times its own calls; the barrier starts the timed loops together, so that
+  // the threads run at once as a step's sample groups do.
+  std::vector<std::vector<double>> us(T);
+  std::vector<std::function<void()>> calls(T);
+  for (std::size_t t = 0; t < T; ++t) calls[t] = k.make(unsigned(1000 * t + 1));
+  std::barrier start(std::ptrdiff_t(T), []() noexcept {});
+  auto body = [&](std::size_t t) {
+    calls[t]();  // warm-up
+    start.arrive_and_wait();
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = Clock::now();
+      calls[t]();
+      us[t].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < T; ++t) pool.emplace_back(body, t);
+  body(0);
+  for (auto& th : pool) th.join();
+  std::vector<double> all;
+  for (const auto& v : us) all.insert(all.end(), v.begin(), v.end());
+  return util::median(all);
+}
+
 }  // namespace
+
+double large_dgemm_rate(int reps, int threads) {
+  if (reps < 1 || threads < 1) {
+    throw Error("bench::large_dgemm_rate: reps and threads must be at least 1");
+  }
+  const Kernel k = gemm(1000, 1000, 1000);
+  return k.flops / (median_call_us(k, reps, std::size_t(threads)) * 1e3) * double(threads);
+}
 
 void run_blas_bench(std::ostream& out, int reps, int threads) {
   if (reps < 1) throw Error("bench::run_blas_bench: reps must be at least 1");
@@ -96,28 +131,7 @@ void run_blas_bench(std::ostream& out, int reps, int threads) {
                      "GFlop/s, all");
   const auto T = std::size_t(threads);
   for (const Kernel& k : kernels) {
-    // Each thread times its own calls; the barrier starts the timed loops together, so that
-    // the threads run at once as a step's sample groups do.
-    std::vector<std::vector<double>> us(T);
-    std::vector<std::function<void()>> calls(T);
-    for (std::size_t t = 0; t < T; ++t) calls[t] = k.make(unsigned(1000 * t + 1));
-    std::barrier start(std::ptrdiff_t(T), []() noexcept {});
-    auto body = [&](std::size_t t) {
-      calls[t]();  // warm-up
-      start.arrive_and_wait();
-      for (int r = 0; r < reps; ++r) {
-        const auto t0 = Clock::now();
-        calls[t]();
-        us[t].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-      }
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < T; ++t) pool.emplace_back(body, t);
-    body(0);
-    for (auto& th : pool) th.join();
-    std::vector<double> all;
-    for (const auto& v : us) all.insert(all.end(), v.begin(), v.end());
-    const double med = util::median(all);
+    const double med = median_call_us(k, reps, T);
     const double per_thread = k.flops / (med * 1e3);  // flops / (us * 1e3) = GFlop/s
     out << fmt::format("{:<34} {:>12.1f} {:>18.1f} {:>16.1f}\n", k.name, med, per_thread,
                        per_thread * double(T));

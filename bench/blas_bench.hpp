@@ -17,4 +17,10 @@ namespace dkp::bench {
 /// once and writes a table to `out`. Throws dkp::Error when reps or threads is below 1.
 void run_blas_bench(std::ostream& out, int reps, int threads);
 
+/// The machine's large-dgemm rate as a step would see it: `threads` threads at once, each calling
+/// dgemm 1000 x 1000 x 1000 under the process's current BLAS thread setting, `reps` timed calls
+/// each after a warm-up; the GFlop/s of all threads together at the median call time. The
+/// reference of `dkp bench model --flops`'s share of peak.
+double large_dgemm_rate(int reps, int threads);
+
 }  // namespace dkp::bench

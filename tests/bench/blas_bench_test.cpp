@@ -1,6 +1,7 @@
 // The BLAS micro-benchmark runs (one repetition, one and two threads) and prints a row per kernel.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "bench/blas_bench.hpp"
@@ -20,4 +21,15 @@ TEST_CASE("run_blas_bench runs with reps = 1 on one and two threads and reports 
   std::ostringstream out;
   CHECK_THROWS_AS(dkp::bench::run_blas_bench(out, 0, 1), dkp::Error);
   CHECK_THROWS_AS(dkp::bench::run_blas_bench(out, 1, 0), dkp::Error);
+}
+
+TEST_CASE("large_dgemm_rate: a finite positive rate, and bad arguments rejected") {
+  // A rate, not a time: 2 * 1000^3 flops over a call of at least a microsecond can be no more
+  // than 2e6 GFlop/s, and a working dgemm gives more than 0.01 GFlop/s on any machine.
+  const double r = dkp::bench::large_dgemm_rate(1, 1);
+  CHECK(std::isfinite(r));
+  CHECK(r > 0.01);
+  CHECK(r < 2e6);
+  CHECK_THROWS_AS(dkp::bench::large_dgemm_rate(0, 1), dkp::Error);
+  CHECK_THROWS_AS(dkp::bench::large_dgemm_rate(1, 0), dkp::Error);
 }

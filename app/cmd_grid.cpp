@@ -815,6 +815,11 @@ int cmd_grid(const std::vector<std::string>& args) {
           "note: --results {}: no such directory ({}): every cell is missing there (relative "
           "paths are from the working directory)\n",
           root.string(), fs::absolute(root).lexically_normal().string());
+    } else if (fs::is_empty(root, ec) && !ec) {
+      std::cerr << fmt::format(
+          "note: --results {}: an empty directory ({}): no grid has run there, so every cell is "
+          "missing (the committed store is results/runs)\n",
+          root.string(), fs::absolute(root).lexically_normal().string());
     }
   }
   if (action == "status" && files.size() > 1) {

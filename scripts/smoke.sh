@@ -484,6 +484,14 @@ parallel -j 2 <"$work/plan.txt" >"$work/par.log" 2>&1 || { tail -5 "$work/par.lo
   fail "dkp grid status after parallel"
 grep -q "cells: done $cells, running 0, interrupted 0, missing 0, failed 0, damaged 0, stale 0; the done cells ran [0-9]*\.[0-9] CPU hours$" "$work/par.status" ||
   fail "after parallel: $(cat "$work/par.status")"
+# A --results that does not exist, or is empty, says why every cell is missing.
+mkdir -p "$work/empty-results"
+for r in "$work/no-such-results" "$work/empty-results"; do
+  "$dkp" grid status experiments/smoke.yaml --results "$r" >/dev/null 2>"$work/hint.err" ||
+    fail "dkp grid status --results $r"
+  grep -q "^note: --results $r: .*every cell is missing" "$work/hint.err" ||
+    fail "grid status --results $r gives no hint: $(cat "$work/hint.err")"
+done
 # Several grids: a line each; one without the profile says so.
 "$dkp" grid status experiments/toy.yaml experiments/smoke.yaml --profile sample --results "$work/par" \
   >"$work/multi.status" || fail "dkp grid status with two grids"

@@ -360,12 +360,7 @@ std::vector<RegistryEntry> cdgp_entries() {
       cfg.inducing = spec.inducing;
       cfg.last_periodic = spec.kernel == "periodic";
       if (post == "jointly-gaussian") {
-        const double until = spec.options.number(opt::kMfUntil);
-        if (until != std::floor(until) || until > 1e15) {
-          throw ConfigError(fmt::format("--mf-until must be a whole number of steps (got {})",
-                                        spec.options.text(opt::kMfUntil)));
-        }
-        cfg.mf_until = size_t(until);
+        cfg.mf_until = spec.options.steps(opt::kMfUntil);
       }
       return std::make_unique<CompositionalDgp>(cfg, init);
     };

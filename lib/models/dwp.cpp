@@ -235,17 +235,13 @@ std::vector<RegistryEntry> dwp_entries() {
       cfg.a_prime_scale = spec.options.number(opt::kAPrimeScale);
       cfg.freeze_a_prime = spec.options.on(opt::kFreezeAPrime);
       cfg.a_prime_unit_lower = spec.options.choice(opt::kAPrimeForm) == "unit-lower";
-      const double until = spec.options.number(opt::kGwUntil);
-      if (until != std::floor(until) || until > 1e15) {
-        throw ConfigError(fmt::format("--gw-until must be a whole number of steps (got {})",
-                                      spec.options.text(opt::kGwUntil)));
-      }
+      const size_t until = spec.options.steps(opt::kGwUntil);
       if (until > 0 && cfg.freeze_a_prime) {
         throw ConfigError(
             "--gw-until and --freeze-a-prime: A' is either held for some steps or "
             "never learned, not both");
       }
-      cfg.gw_until = size_t(until);
+      cfg.gw_until = until;
       return std::make_unique<Dwp>(cfg, X_train, y_train, init);
     };
     entries.push_back(std::move(e));

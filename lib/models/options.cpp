@@ -250,6 +250,15 @@ double OptionValues::number(const std::string& name) const {
   return *util::parse_double(text(name));
 }
 
+size_t OptionValues::steps(const std::string& name) const {
+  const double v = number(name);
+  if (v != std::floor(v) || v > 1e15) {
+    throw ConfigError(fmt::format("{} must be a whole number of steps (got {})",
+                                  option_decl(name).flag(), text(name)));
+  }
+  return size_t(v);
+}
+
 std::string OptionValues::choice(const std::string& name) const {
   expect(name, OptionType::Choice);
   return text(name);

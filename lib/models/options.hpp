@@ -106,8 +106,10 @@ class OptionValues {
   std::string text(const std::string& name) const;
   /// Whether the value differs from the default.
   bool is_set(const std::string& name) const;
-  bool on(const std::string& name) const;             ///< a Switch
-  double number(const std::string& name) const;       ///< a Number
+  bool on(const std::string& name) const;        ///< a Switch
+  double number(const std::string& name) const;  ///< a Number
+  /// A Number that counts training steps: ConfigError naming the flag unless it is whole.
+  size_t steps(const std::string& name) const;
   std::string choice(const std::string& name) const;  ///< a Choice
   /// The options that differ from their defaults, name -> canonical text.
   const std::map<std::string, std::string>& set_values() const { return values_; }

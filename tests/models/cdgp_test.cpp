@@ -12,7 +12,6 @@
 #include "model_test_support.hpp"
 #include "models/cdgp.hpp"
 #include "test_support.hpp"
-#include "training/trainer.hpp"
 #include "util/error.hpp"
 
 using dkp::autodiff::ParamMap;
@@ -343,13 +342,7 @@ TEST_CASE("compositional DGP --mf-until: the cross-layer blocks as their own par
   auto train = [&](size_t steps) {
     dkp::random::Stream init(5);
     const CompositionalDgp model(cm, init);
-    dkp::training::TrainOptions opt;
-    opt.steps = steps;
-    opt.samples = 2;
-    opt.kl = dkp::training::KlAnnealing{0};
-    opt.lr = dkp::training::LrSchedule::constant(1e-2);
-    opt.log_every = 0;
-    return dkp::training::train(model, d.X, d.y, opt, dkp::random::Stream(4)).params;
+    return dkp::test::short_train(model, d.X, d.y, steps, 4);
   };
   const ParamMap at3 = train(3), at5 = train(5);
   CHECK(arma::abs(at3.at("q.S_cross")).max() == 0.0);

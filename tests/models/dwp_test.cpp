@@ -14,7 +14,6 @@
 #include "models/dwp.hpp"
 #include "models/factory.hpp"
 #include "test_support.hpp"
-#include "training/trainer.hpp"
 #include "util/error.hpp"
 
 namespace ad = dkp::autodiff;
@@ -568,18 +567,7 @@ TEST_CASE("DWP --gw-until K: the A-GW and AB-GW train as the GW for K steps, the
   auto train = [&](const DwpConfig& cfg, size_t n, std::vector<double>* elbos) {
     dkp::random::Stream init(5);
     const Dwp model(cfg, data.X, data.y, init);
-    dkp::training::TrainOptions opt;
-    opt.steps = n;
-    opt.samples = 2;
-    opt.kl = dkp::training::KlAnnealing{0};
-    opt.lr = dkp::training::LrSchedule::constant(1e-2);
-    opt.log_every = 0;
-    const dkp::random::Stream run(17);
-    return dkp::training::train(model, data.X, data.y, opt, run,
-                                [&](const dkp::training::StepInfo& s, const auto&) {
-                                  if (elbos) elbos->push_back(s.elbo);
-                                })
-        .params;
+    return dkp::test::short_train(model, data.X, data.y, n, 17, elbos);
   };
   std::vector<double> e_gw;
   train(depth3_config(WishartPosterior::Gw), steps, &e_gw);

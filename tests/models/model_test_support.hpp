@@ -13,6 +13,7 @@
 #include "autodiff/gradcheck.hpp"
 #include "models/model.hpp"
 #include "random/stream.hpp"
+#include "training/trainer.hpp"
 
 namespace dkp::test {
 
@@ -32,8 +33,8 @@ inline Tiny tiny_data(size_t n, size_t d, uint64_t seed) {
 
 /// Initial values perturbed by 0.1 N(0, 1) (seeded), so that no parameter sits at a special
 /// point; appends every parameter's name and value.
-inline void jiggled(const dkp::autodiff::ParamMap& init, uint64_t seed, std::vector<std::string>& names,
-                    std::vector<arma::mat>& values) {
+inline void jiggled(const dkp::autodiff::ParamMap& init, uint64_t seed,
+                    std::vector<std::string>& names, std::vector<arma::mat>& values) {
   random::Stream jiggle(seed);
   for (const auto& [name, v] : init) {
     names.push_back(name);
@@ -114,6 +115,24 @@ inline models::Predictive check_predictions(const models::Model& model, const ar
   CHECK(p1.var.min() > 0.0);
   CHECK(arma::approx_equal(p1.mean, p2.mean, "absdiff", 0.0));
   return p1;
+}
+
+/// `steps` Adam steps at a constant 1e-2 with 2 samples and no KL annealing, from the run
+/// stream `seed` (the tests of held parameters); each step's ELBO estimate appended to `elbos`.
+inline autodiff::ParamMap short_train(const models::Model& model, const arma::mat& X,
+                                      const arma::vec& y, size_t steps, uint64_t seed,
+                                      std::vector<double>* elbos = nullptr) {
+  training::TrainOptions opt;
+  opt.steps = steps;
+  opt.samples = 2;
+  opt.kl = training::KlAnnealing{0};
+  opt.lr = training::LrSchedule::constant(1e-2);
+  opt.log_every = 0;
+  return training::train(model, X, y, opt, random::Stream(seed),
+                         [&](const training::StepInfo& s, const auto&) {
+                           if (elbos) elbos->push_back(s.elbo);
+                         })
+      .params;
 }
 
 }  // namespace dkp::test

@@ -7,12 +7,24 @@
 #include <fmt/format.h>
 
 #include "experiments/store.hpp"
+#include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
 namespace dkp::experiments {
 
 namespace fs = std::filesystem;
+
+void add_trace_values(std::map<std::string, double>& values, const fs::path& trace_csv,
+                      uint64_t steps) {
+  std::error_code ec;
+  if (!fs::exists(trace_csv, ec)) return;
+  const auto rows = training::parse_trace_csv(util::read_file(trace_csv), trace_csv.string());
+  if (const auto t = training::elbo_tail_mean(rows, steps)) {
+    values["elbo_tail"] = t->mean;
+    values["elbo_tail_se"] = t->se;
+  }
+}
 
 std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path& results_root,
                                                 const StatusOptions& options, StoreCheck* check) {
@@ -53,6 +65,7 @@ std::vector<report::CellRecord> collect_records(const Grid& grid, const fs::path
     if (st.state == CellState::done) {
       try {
         r.values = read_result_values(st.result);
+        add_trace_values(r.values, st.result.parent_path() / "trace.csv", c.protocol.steps);
       } catch (const Error& e) {
         // Damaged since cell_status read it: reported as such.
         r.state = "damaged";

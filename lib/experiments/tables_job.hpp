@@ -2,7 +2,9 @@
 // result values, aggregates them with lib/report and writes <out>/<table>.tex, .csv and .md.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,10 +23,17 @@ struct StoreCheck {
   std::vector<CellNote> stale;
 };
 
+/// Adds to `values` what the cell's training trace says beyond result.json: elbo_tail and
+/// elbo_tail_se, the mean of the trace's ELBO over the last tenth of the `steps` and its standard
+/// error (training::elbo_tail_mean), when trace_csv exists and has them. Throws dkp::DataError on a
+/// malformed trace.
+void add_trace_values(std::map<std::string, double>& values, const std::filesystem::path& trace_csv,
+                      uint64_t steps);
+
 /// One record per expected cell of the grid (state from its run directory, values from its
-/// result.json when done). The records' states are the tables' vocabulary: done, running (also
-/// interrupted: started, not finished), failed (also damaged), missing (also stale: a result of
-/// other data is not used). `check`, when given, receives what else was found.
+/// result.json, and add_trace_values, when done). The records' states are the tables' vocabulary:
+/// done, running (also interrupted: started, not finished), failed (also damaged), missing (also
+/// stale: a result of other data is not used). `check`, when given, receives what else was found.
 std::vector<report::CellRecord> collect_records(const Grid& grid,
                                                 const std::filesystem::path& results_root,
                                                 const StatusOptions& options = {},

@@ -18,7 +18,7 @@ namespace {
 
 const std::vector<std::string> kClaimKeys = {
     "id",     "paper", "quote",     "section",  "note",   "table",   "metric",
-    "better", "worse", "direction", "datasets", "depths", "kernels",
+    "better", "worse", "direction", "datasets", "depths", "kernels", "paper_metric",
 };
 const std::vector<std::string> kRequired = {"id",     "paper",  "quote", "section",  "table",
                                             "metric", "better", "worse", "direction"};
@@ -103,6 +103,12 @@ Claim parse_claim(const Reader& R, const YAML::Node& node, size_t index) {
   if (node["note"]) c.note = R.scalar(node["note"], p + "note");
   c.table = R.scalar(node["table"], p + "table");
   c.metrics = R.list(node["metric"], p + "metric");
+  if (node["paper_metric"]) {
+    c.paper_metric = R.scalar(node["paper_metric"], p + "paper_metric");
+    if (c.metrics.size() != 1) {
+      R.fail(node["paper_metric"], p + "paper_metric", "needs exactly one tested metric");
+    }
+  }
   c.better = R.list(node["better"], p + "better");
   c.worse = R.list(node["worse"], p + "worse");
   for (const auto& b : c.better) {
@@ -162,6 +168,19 @@ const Entry* entry_of(const Row& r, const std::string& label) {
   return nullptr;
 }
 
+// The row of `t` that holds the paper's values for row r: r, or with paper_metric the row of that
+// metric with r's dataset, kernel and depth (nullptr when there is none).
+const Row* paper_row_of(const Table& t, const Row& r, const std::string& paper_metric) {
+  if (paper_metric.empty()) return &r;
+  for (const auto& o : t.rows) {
+    if (o.metric == paper_metric && o.dataset == r.dataset && o.kernel == r.kernel &&
+        o.depth == r.depth) {
+      return &o;
+    }
+  }
+  return nullptr;
+}
+
 double mean_of(const std::map<int, double>& m) {
   double s = 0;
   for (const auto& [k, v] : m) s += v;
@@ -188,7 +207,10 @@ std::optional<double> cost_of_more(const Entry& a, const Entry& b, const std::ve
   return seconds / 3600.0;
 }
 
-ClaimRow compare(const Claim& c, const Row& r, const Entry& b, const Entry& w) {
+// `paper_row`: the row whose entries carry the paper's values (r itself, or the row of the
+// claim's paper_metric); nullptr when the table has none.
+ClaimRow compare(const Claim& c, const Row& r, const Entry& b, const Entry& w,
+                 const Row* paper_row) {
   ClaimRow x;
   x.metric = r.metric;
   x.dataset = r.dataset;
@@ -197,7 +219,9 @@ ClaimRow compare(const Claim& c, const Row& r, const Entry& b, const Entry& w) {
   x.better = b.column;
   x.worse = w.column;
   const double sign = c.higher ? 1.0 : -1.0;
-  if (b.ref && w.ref) x.paper_effect = sign * (b.ref->mean - w.ref->mean);
+  const Entry* pb = paper_row ? entry_of(*paper_row, b.column) : nullptr;
+  const Entry* pw = paper_row ? entry_of(*paper_row, w.column) : nullptr;
+  if (pb && pw && pb->ref && pw->ref) x.paper_effect = sign * (pb->ref->mean - pw->ref->mean);
   std::vector<double> d;
   std::set<int> paired;
   for (const auto& [split, vb] : b.by_split) {
@@ -375,6 +399,11 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<Claim>& claims,
       }
       if (has(t->spec.scientific, m)) res.scientific = true;
     }
+    if (!c.paper_metric.empty() && !has(t->spec.metrics, c.paper_metric)) {
+      fail_claim(c, "paper_metric",
+                 fmt::format("'{}' is not a metric of table {} (metrics: {})", c.paper_metric,
+                             c.table, join(t->spec.metrics)));
+    }
     std::vector<std::string> labels;
     for (const auto& col : t->spec.columns) labels.push_back(col.label);
     for (const auto& key : {"better", "worse"}) {
@@ -425,7 +454,7 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<Claim>& claims,
             continue;
           }
           ++in_row;
-          ClaimRow x = compare(c, r, *b, *w);
+          ClaimRow x = compare(c, r, *b, *w, paper_row_of(*t, r, c.paper_metric));
           if (x.test.n == 0) {
             missing.push_back(bl + " − " + wl);
             continue;

@@ -22,11 +22,14 @@ namespace dkp::report {
 /// One claim of claims.yaml. Keys: id, paper, quote, section, table, metric (one or a list),
 /// better, worse (a column label or a list), direction (higher | lower: must be the metric's,
 /// higher_is_better), and optionally datasets, depths, kernels (the rows; absent: all of the
-/// table's) and note (how the quote is read, shown with the claim).
+/// table's), note (how the quote is read, shown with the claim) and paper_metric (Claim).
 struct Claim {
   std::string id, paper, quote, section, note;
   std::string table;
   std::vector<std::string> metrics;
+  /// The table's metric whose paper values give the paper's effect, when the tested metric is
+  /// one the paper does not print (TableSpec::ours_only; "" = the tested metric itself).
+  std::string paper_metric;
   std::vector<std::string> better, worse;
   std::vector<std::string> datasets, kernels;
   std::vector<int> depths;

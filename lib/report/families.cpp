@@ -175,13 +175,17 @@ std::vector<TableSpec> family_tables(const std::string& family,
         "Compositional uncertainty in deep GPs (Ustyuzhaninov et al. 2020), Table 1: ELBO (summed "
         "over the 50 points) and each layer's marginal variance at x = 0 of two-layer DGPs on the "
         "toy data",
-        {"elbo_total", "var_f1_at_0", "var_f2_at_0"}, {"dataset"},
+        {"elbo_total", "elbo_tail_total", "var_f1_at_0", "var_f2_at_0"}, {"dataset"},
         {column("Mean field", sel("cdgp", "", "dsvi"), "dgp", "dsvi"),
          column("Jointly Gaussian", sel("cdgp", "", "jointly-gaussian"), "dgp", "jointly-gaussian"),
          column("Inducing locations", sel("cdgp", "", "inducing-locations"), "dgp",
                 "inducing-locations")},
         Convention::sd, BoldRule::none, 2, {2});
     t.scientific = {"var_f1_at_0", "var_f2_at_0"};
+    // The ELBO's level over the last tenth of training (the trace's mean, not printed by the
+    // paper): with the paper's constant learning rate the final iterate's ELBO wanders by more
+    // than its estimate's error (results/disagreements.md#compositional-toy-levels).
+    t.ours_only = {"elbo_tail_total"};
     for (auto& c : t.columns) c.ref_metric = "";
     out.push_back(std::move(t));
   } else if (family == "generic") {

@@ -422,6 +422,8 @@ CellCounts& CellCounts::operator+=(const CellCounts& o) {
 CellCounts count_cells(const Table& t) {
   CellCounts c;
   for (const auto& r : t.rows) {
+    const auto& own = t.spec.ours_only;
+    if (std::find(own.begin(), own.end(), r.metric) != own.end()) continue;
     for (const auto& e : r.entries) {
       if (e.status == "absent") continue;
       ++c.planned;

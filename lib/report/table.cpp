@@ -66,12 +66,14 @@ std::optional<double> metric_value(const CellRecord& c, const std::string& metri
     if (a != c.values.end() && std::isfinite(a->second)) return 100.0 * a->second;
     return std::nullopt;
   }
-  if (metric == "elbo_total") {
+  if (metric == "elbo_total" || metric == "elbo_tail_total") {
     // The ELBO summed over the training points (the compositional paper's Table 1), from the
-    // mean of the run's final estimates (elbo_mean; elbo, the first, when absent): per-datapoint
-    // ELBOs times n_train.
-    auto v = c.values.find("elbo_mean");
-    if (v == c.values.end()) v = c.values.find("elbo");
+    // mean of the run's final estimates (elbo_mean; elbo, the first, when absent), or for
+    // elbo_tail_total from the training trace's mean over the last tenth of the steps
+    // (elbo_tail): per-datapoint ELBOs times n_train.
+    const bool tail = metric == "elbo_tail_total";
+    auto v = c.values.find(tail ? "elbo_tail" : "elbo_mean");
+    if (!tail && v == c.values.end()) v = c.values.find("elbo");
     const auto n = c.values.find("n_train");
     if (v == c.values.end() || n == c.values.end() || !std::isfinite(v->second))
       return std::nullopt;

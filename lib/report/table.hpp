@@ -29,7 +29,8 @@ struct CellRecord {
 /// The value of `metric` for a done cell. Besides direct keys, "epoch_time_s" falls back to
 /// epoch_s, then step_time_s | step_s (or train_time_s | train_s over steps) times
 /// ceil(n_train / batch) when result.json has n_train; "test_acc_pct" is 100 test_acc;
-/// "elbo_total" is n_train times elbo_mean (or elbo).
+/// "elbo_total" is n_train times elbo_mean (or elbo), "elbo_tail_total" n_train times elbo_tail
+/// (the trace's mean over the last tenth of training, experiments::add_trace_values).
 std::optional<double> metric_value(const CellRecord& c, const std::string& metric);
 
 /// What a done cell cost to compute, in seconds of its one thread (dkp grid run runs every cell on
@@ -91,6 +92,10 @@ struct TableSpec {
   /// span orders of magnitude, such as the compositional paper's layer variances.
   std::vector<std::string> scientific;
   std::vector<int> depths;  ///< only these depths (empty: all)
+  /// Metrics the paper does not print, shown for our own analysis (and the claims) beside those
+  /// it does: their entries are not cells of the paper's table and are left out of the
+  /// scoreboard's counts (report::count_cells).
+  std::vector<std::string> ours_only;
 };
 
 /// The tables of a family (dkp-uci, gw-uci, agw-uci, agw-runtime, dsvi-uci, generic). The generic

@@ -52,6 +52,7 @@ std::string metric_label(const std::string& m) {
   if (m == "test_rmse") return "RMSE";
   if (m == "epoch_time_s") return "epoch (s)";
   if (m == "elbo_total") return "ELBO (sum)";
+  if (m == "elbo_tail_total") return "ELBO (sum), last tenth";
   if (const char l = layer_of_var_at_0(m)) return fmt::format("$\\mathrm{{Var}}[f_{}(0)]$", l);
   return latex_escape(m);
 }
@@ -254,6 +255,7 @@ std::string metric_title(const std::string& m) {
   if (m == "test_acc") return "test accuracy";
   if (m == "epoch_time_s") return "epoch time (s)";
   if (m == "elbo_total") return "ELBO (sum over the points)";
+  if (m == "elbo_tail_total") return "ELBO (sum), mean over the last tenth of training (ours only)";
   if (const char l = layer_of_var_at_0(m)) return fmt::format("Var[f{}(0)]", l);
   return m;
 }

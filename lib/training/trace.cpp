@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -76,6 +77,43 @@ std::vector<TraceRow> parse_trace_csv(std::string_view text, std::string_view wh
 uint64_t auto_trace_every(uint64_t steps) {
   const uint64_t tens = (steps + 10 * kTraceMaxRows - 1) / (10 * kTraceMaxRows);
   return 10 * std::max<uint64_t>(1, tens);
+}
+
+}  // namespace dkp::training
+
+namespace dkp::training {
+
+std::optional<TailMean> elbo_tail_mean(const std::vector<TraceRow>& rows, uint64_t steps,
+                                       double fraction, size_t batches) {
+  if (rows.empty() || steps == 0 || batches < 2 || !(fraction > 0.0 && fraction <= 1.0) ||
+      rows.back().step != steps) {
+    return std::nullopt;
+  }
+  const double from = (1.0 - fraction) * static_cast<double>(steps);
+  std::vector<double> x;
+  for (const TraceRow& r : rows) {
+    if (static_cast<double>(r.step) <= from) continue;
+    if (r.kl_weight != 1.0 || !std::isfinite(r.elbo)) return std::nullopt;
+    x.push_back(r.elbo);
+  }
+  if (x.size() < 2 * batches) return std::nullopt;
+  TailMean t;
+  t.rows = x.size();
+  for (double v : x) t.mean += v;
+  t.mean /= static_cast<double>(x.size());
+  // Batch means of (nearly) equal consecutive runs of rows; their sample sd over sqrt(batches).
+  std::vector<double> means(batches, 0.0);
+  for (size_t b = 0; b < batches; ++b) {
+    const size_t lo = b * x.size() / batches, hi = (b + 1) * x.size() / batches;
+    for (size_t i = lo; i < hi; ++i) means[b] += x[i];
+    means[b] /= static_cast<double>(hi - lo);
+  }
+  double bm = 0.0, ss = 0.0;
+  for (double m : means) bm += m;
+  bm /= static_cast<double>(batches);
+  for (double m : means) ss += (m - bm) * (m - bm);
+  t.se = std::sqrt(ss / static_cast<double>(batches - 1) / static_cast<double>(batches));
+  return t;
 }
 
 }  // namespace dkp::training

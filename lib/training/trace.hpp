@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,20 @@ std::string trace_csv(const std::vector<TraceRow>& rows);
 /// Reads trace_csv's text back. Throws dkp::DataError naming `where` and the line on a wrong
 /// header, a wrong field count, a malformed number or steps that do not increase.
 std::vector<TraceRow> parse_trace_csv(std::string_view text, std::string_view where);
+
+/// The level the iterates hold at the end of training: the mean of the rows' ELBO over the last
+/// `fraction` of the `steps` (rows with step > (1 - fraction) steps), with a standard error from
+/// `batches` consecutive batch means, since neighbouring iterates are correlated. A final
+/// estimate (result.json's elbo, elbo_mean) is one iterate's, and with a constant learning rate
+/// the iterates' ELBO can wander by more than that estimate's standard error (the compositional
+/// toy's, results/disagreements.md#compositional-toy-levels). nullopt when the window holds fewer
+/// than 2 rows per batch, does not reach `steps`, or has a KL weight other than 1; batches >= 2.
+struct TailMean {
+  double mean = 0.0;
+  double se = 0.0;
+  size_t rows = 0;
+};
+std::optional<TailMean> elbo_tail_mean(const std::vector<TraceRow>& rows, uint64_t steps,
+                                       double fraction = 0.1, size_t batches = 10);
 
 }  // namespace dkp::training

@@ -379,6 +379,10 @@ TEST_CASE("claims: claims.yaml is parsed, and its errors name the line and key")
   const std::string u = error(typo);
   CHECK(u.find("claims.yaml:10:") != std::string::npos);
   CHECK(u.find("dataset") != std::string::npos);
+  // A paper_metric beside two tested metrics: its line (13, after the good claim's 12).
+  const std::string pm = error(good + "    paper_metric: elbo\n");
+  CHECK(pm.find("claims.yaml:13:") != std::string::npos);
+  CHECK(pm.find("exactly one tested metric") != std::string::npos);
   // Invalid YAML: its line.
   CHECK(error("claims:\n  - id: [x\n").find("claims.yaml:") != std::string::npos);
   // A duplicate id.
@@ -424,4 +428,41 @@ TEST_CASE("claims: the results page shows the claim counts") {
       std::string::npos);
   // Without claims, no claims section.
   CHECK(summary_markdown({t}, {}).find("The papers' claims") == std::string::npos);
+}
+
+TEST_CASE("claims: a metric the paper does not print, with the paper's effect from another") {
+  // The table prints elbo (with the paper's values) and elbo_tail (ours only). The claim tests
+  // elbo_tail: A - B on d1 is {2, 2.2, 1.9} there (not elbo's {1, 1.1, 0.8}), while the paper's
+  // effect is read from elbo's row: 1.5 - 1.0.
+  std::vector<CellRecord> cells = store();
+  for (auto& c : cells) {
+    if (c.dataset == "d1" && c.values.count("elbo"))
+      c.values["elbo_tail"] = c.values["elbo"] * (c.model == "a" ? 2.0 : 1.0);
+  }
+  TableSpec s = spec("elbo");
+  s.metrics = {"elbo", "elbo_tail"};
+  s.ours_only = {"elbo_tail"};
+  const Table t = build_table(s, cells, {ref("a", "d1", 1.5), ref("b", "d1", 1.0)});
+  Claim c = claim("tail", {"d1"});
+  c.metrics = {"elbo_tail"};
+  c.paper_metric = "elbo";
+  const auto r = evaluate_claims({c}, {t});
+  REQUIRE(r[0].rows.size() == 1);
+  // a = {2.0, 2.4, 2.2}, b = {0.0, 0.1, 0.3}: differences {2.0, 2.3, 1.9}.
+  CHECK(r[0].rows[0].metric == "elbo_tail");
+  CHECK(r[0].rows[0].test.mean == doctest::Approx(6.2 / 3));
+  REQUIRE(r[0].rows[0].paper_effect);
+  CHECK(*r[0].rows[0].paper_effect == doctest::Approx(0.5));
+  // Without paper_metric there is no paper's effect (the paper prints no elbo_tail).
+  c.paper_metric = "";
+  CHECK_FALSE(evaluate_claims({c}, {t})[0].rows[0].paper_effect);
+  // A paper_metric that is not the table's is an error naming the key.
+  c.paper_metric = "test_ll";
+  CHECK_THROWS_WITH_AS(evaluate_claims({c}, {t}), doctest::Contains("'paper_metric'"),
+                       dkp::ConfigError);
+  // The ours-only row is not counted among the paper's cells on the scoreboard.
+  TableSpec plain = spec("elbo");
+  const CellCounts with = count_cells(t), without = count_cells(build_table(plain, cells, {}));
+  CHECK(with.planned == without.planned);
+  CHECK(with.computed == without.computed);
 }

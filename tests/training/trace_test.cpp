@@ -176,3 +176,41 @@ TEST_CASE("automatic trace period: every 10 steps, coarser only beyond 1000 rows
     CHECK(steps / every <= tr::kTraceMaxRows);
   }
 }
+
+TEST_CASE("elbo_tail_mean: the last fraction's mean, a batch-means standard error, and when none") {
+  // 40 rows at steps 10, 20, ..., 400; the last half (steps 210-400) are 20 rows in 10 batches of
+  // 2: rows 2b and 2b + 1 of the window hold b and b + 1, so batch b's mean is b + 0.5.
+  std::vector<tr::TraceRow> rows;
+  for (uint64_t i = 1; i <= 40; ++i) {
+    tr::TraceRow r;
+    r.step = 10 * i;
+    r.kl_weight = 1.0;
+    const uint64_t w = i > 20 ? i - 21 : 0;  // position in the window
+    r.elbo = i > 20 ? static_cast<double>(w / 2 + w % 2) : -100.0;
+    rows.push_back(r);
+  }
+  const auto t = tr::elbo_tail_mean(rows, 400, 0.5, 10);
+  REQUIRE(t);
+  CHECK(t->rows == 20);
+  CHECK(t->mean == doctest::Approx(5.0));  // the mean of b + 0.5, b = 0..9
+  // sd of 0.5, 1.5, ..., 9.5 is sqrt(sum (b - 4.5)^2 / 9) = sqrt(82.5 / 9); se = sd / sqrt(10).
+  CHECK(t->se == doctest::Approx(std::sqrt(82.5 / 9.0) / std::sqrt(10.0)));
+  // The window excludes step 200 exactly (step > (1 - fraction) steps).
+  CHECK(tr::elbo_tail_mean(rows, 400, 0.5, 2)->rows == 20);
+
+  SUBCASE("a trace that stops short of the run's steps (interrupted) has none") {
+    CHECK_FALSE(tr::elbo_tail_mean(rows, 410, 0.5, 10));
+  }
+  SUBCASE("a KL weight other than 1 in the window has none") {
+    rows[30].kl_weight = 0.9;
+    CHECK_FALSE(tr::elbo_tail_mean(rows, 400, 0.5, 10));
+    rows[30].kl_weight = 1.0;
+    rows[5].kl_weight = 0.1;  // outside the window: ignored
+    CHECK(tr::elbo_tail_mean(rows, 400, 0.5, 10));
+  }
+  SUBCASE("fewer than 2 rows a batch, or fewer than 2 batches, has none") {
+    CHECK_FALSE(tr::elbo_tail_mean(rows, 400, 0.5, 11));
+    CHECK_FALSE(tr::elbo_tail_mean(rows, 400, 0.5, 1));
+    CHECK_FALSE(tr::elbo_tail_mean({}, 400, 0.5, 10));
+  }
+}

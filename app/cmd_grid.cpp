@@ -26,6 +26,7 @@
 #include "platform/blas_threads.hpp"
 #include "platform/cpu.hpp"
 #include "platform/dir_lock.hpp"
+#include "platform/memory.hpp"
 #include "platform/process.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -645,7 +646,9 @@ int cmd_grid(const std::vector<std::string>& args) {
       "jobs,j", po::value<int>()->default_value(1), "run, verify: cells run at a time")(
       "blas-threads", po::value<int>()->default_value(1),
       "run, verify, plan: OpenBLAS threads inside each BLAS call of every run (dkp run "
-      "--blas-threads)")("verbose,v", "status: list every cell")(
+      "--blas-threads)")("max-memory", po::value<std::string>(),
+                         "run, verify, plan: the memory each run may take (dkp run --max-memory)")(
+      "verbose,v", "status: list every cell")(
       "cells", po::value<long>(),
       "verify: rerun this many done cells, chosen at random with --seed (default 1)")(
       "cell", po::value<std::string>(),
@@ -736,6 +739,7 @@ int cmd_grid(const std::vector<std::string>& args) {
   only("dkp", {"plan"});
   only("jobs", {"run", "verify"});
   only("blas-threads", {"run", "verify", "plan"});
+  only("max-memory", {"run", "verify", "plan"});
   only("cells", {"verify"});
   only("cell", {"verify", "run", "plan"});
   // An empty hash (an unset shell variable: --cell "$UNSET") would otherwise mean every cell,
@@ -866,6 +870,14 @@ int cmd_grid(const std::vector<std::string>& args) {
   }
   if (const int b = blas_threads_option(vm); b != 1) {
     extra.insert(extra.end(), {"--blas-threads", std::to_string(b)});
+  }
+  if (vm.count("max-memory")) {
+    const std::string v = vm["max-memory"].as<std::string>();
+    if (!platform::parse_byte_size(v)) {
+      throw UsageError(fmt::format(
+          "--max-memory: '{}' is not a size (bytes, or a number with K, M, G or T)", v));
+    }
+    extra.insert(extra.end(), {"--max-memory", v});
   }
   // run: its `dkp run` children write into the store too, and check it the same way.
   const bool allow_dirty = vm.count("allow-dirty") > 0;

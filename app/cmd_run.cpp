@@ -22,6 +22,7 @@
 #include "experiments/run.hpp"
 #include "experiments/run_spec.hpp"
 #include "models/registry.hpp"
+#include "platform/memory.hpp"
 #include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -77,6 +78,10 @@ po::options_description run_options() {
      "OpenBLAS threads inside each BLAS and LAPACK call: for a model whose step is a few large "
      "matrix products (the CIFAR-10 DIWP), where --threads has no samples to share; results may "
      "differ from one thread's at round-off")
+    ("max-memory", po::value<std::string>(),
+     "memory the run may take, e.g. 8G or 512M (default: what this process may take now); a "
+     "run whose training step needs more (a lower bound from --samples, --inducing, --batch, "
+     "--depth and the data) is refused before the model is built")
     ("elbo-repeats", po::value<int>()->default_value(10),
      "independent estimates of the final ELBO (each with --samples samples) whose mean and "
      "standard error go into the result as elbo_mean and elbo_se; `elbo` stays the first "
@@ -304,6 +309,14 @@ int cmd_run(const std::vector<std::string>& args) {
   opt.threads = vm["threads"].as<int>();
   if (opt.threads < 1) throw UsageError("--threads must be at least 1");
   opt.blas_threads = blas_threads_option(vm);
+  if (vm.count("max-memory")) {
+    const std::string v = vm["max-memory"].as<std::string>();
+    opt.max_memory = platform::parse_byte_size(v);
+    if (!opt.max_memory) {
+      throw UsageError(fmt::format(
+          "--max-memory: '{}' is not a size (bytes, or a number with K, M, G or T)", v));
+    }
+  }
   const int elbo_repeats = vm["elbo-repeats"].as<int>();
   if (elbo_repeats < 1) throw UsageError("--elbo-repeats must be at least 1");
   if (!vm["elbo-repeats"].defaulted()) opt.elbo_repeats = elbo_repeats;

@@ -185,7 +185,8 @@ int main(int argc, char** argv) {
     std::cerr << "dkp " << name << ": " << e.what() << "\n";
     return kExitNotImplemented;
   } catch (const std::bad_alloc&) {
-    // No estimate guards every shape yet: say what the memory grows with, not a bare bad_alloc.
+    // The memory guard (experiments/memory_guard.hpp) refuses only what its lower bound rules
+    // out: say what the memory grows with, not a bare bad_alloc.
     std::cerr << "dkp " << name
               << ": error: out of memory (an allocation failed). A run's memory grows with "
                  "--batch (Gram models: its square), --inducing (its square), --samples, the "

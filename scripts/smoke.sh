@@ -53,6 +53,11 @@ expect_rc 2 "$dkp" run --dataset yacht --model sgp --elbo-repeats 0 --out "$work
 expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof batch --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
+# The memory guard: a step that cannot fit is refused before the model is built, with its bound.
+expect_rc 2 "$dkp" run --dataset yacht --model dgp --samples 100000 --out "$work/bad"
+grep -q 'needs at least .* GiB of memory' "$work/err" || fail "memory guard: $(cat "$work/err")"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --max-memory 1K --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model sgp --max-memory 12Q --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --seed -1 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --seed=-3 --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --trace-every -1 --out "$work/bad"

@@ -13,6 +13,7 @@
 #include "data/mnist.hpp"
 #include "data/root.hpp"
 #include "eval/metrics.hpp"
+#include "experiments/memory_guard.hpp"
 #include "experiments/run_setup.hpp"
 #include "experiments/store_index.hpp"
 #include "likelihoods/robustmax.hpp"
@@ -21,6 +22,7 @@
 #include "platform/blas_threads.hpp"
 #include "platform/cpu.hpp"
 #include "platform/dir_lock.hpp"
+#include "platform/memory.hpp"
 #include "platform/process.hpp"
 #include "training/mc.hpp"
 #include "training/param_summary.hpp"
@@ -334,6 +336,15 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
         "AEP hidden width {}: the DSVI report's AEP-2 uses --width 2 (and --steps 4000 --batch "
         "50 --lr-schedule 0:0.01 --samples 1; experiments/dsvi-tables.yaml)",
         width);
+  }
+
+  // The memory guard: refuse before allocating what the step cannot hold.
+  if (options.max_memory) {
+    check_memory(spec, split.X_train.n_rows, width, options.max_memory, "given by --max-memory");
+  } else {
+    check_memory(spec, split.X_train.n_rows, width, platform::available_memory_bytes(),
+                 "this process may take now (MemAvailable, within cgroup and address-space "
+                 "limits)");
   }
 
   // The model (it warns when it has fewer inducing points than asked for).

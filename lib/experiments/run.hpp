@@ -33,6 +33,10 @@ struct RunOptions {
   /// samples to share. Results may differ from one thread's at round-off. The manifest and the
   /// result record the count OpenBLAS runs (its build or limit may give fewer, with a warning).
   int blas_threads = 1;
+  /// The memory the run may take (--max-memory, bytes): the memory guard (memory_guard.hpp)
+  /// refuses a run whose lower bound exceeds it before building the model; nullopt: what the
+  /// process may take (platform::available_memory_bytes).
+  std::optional<uint64_t> max_memory;
   /// Independent estimates of the final ELBO (elbo_mean, elbo_se); nullopt: 10, or 1 for a
   /// deterministic ELBO (sgp, dgp aep).
   std::optional<int> elbo_repeats;

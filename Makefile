@@ -19,7 +19,7 @@ APT_PACKAGES := g++ make cmake pkg-config git clang-format \
 # test compiles every table it writes. Installed without Debian's recommended extras.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended
 
-.PHONY: all deps build test smoke sanitize reproduce-tables tables stage-results bench format clean
+.PHONY: all deps build test smoke sanitize reproduce-tables tables stage-results bench format clean fuzz
 
 all: build
 
@@ -101,6 +101,29 @@ data-cifar10:
 	@command -v npm >/dev/null || { $(call apt_install,npm,--no-install-recommends); }
 	@$(call apt_install,netpbm,--no-install-recommends)
 	data-scripts/fetch_cifar10.sh --dest $(CIFAR10_DEST)
+
+# The fuzz targets of tests/fuzz/targets.hpp under libFuzzer, for longer than `make test`'s short
+# deterministic run: clang (installed when missing, by this target only) builds build-fuzz with
+# DKP_FUZZ, then each target (FUZZ_TARGETS, default all) runs FUZZ_SECONDS (default 60) from its
+# seeds (the deterministic run's) with its corpus in build-fuzz/corpus/<target>.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= grid-yaml run-spec json result-json trace-csv checkpoint claims-yaml \
+  explanations-csv reference-csv checksums lr-schedule byte-size adam-state user-dataset-yaml \
+  user-dataset-csv
+.PHONY: fuzz
+fuzz: deps
+	@$(call apt_install,clang libclang-rt-14-dev,--no-install-recommends)
+	@[ -f $(FUZZ_DIR)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDKP_FUZZ=ON
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target dkp_fuzz
+	@for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+	  echo "fuzz: $$t, $(FUZZ_SECONDS) s"; \
+	  DKP_FUZZ_TARGET=$$t ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/dkp_fuzz $(FUZZ_DIR)/corpus/$$t \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_DIR)/corpus/$$t- 2>&1 | grep -E "^(stat::number_of_executed_units|==|SUMMARY|artifact)" || true; \
+	  ls $(FUZZ_DIR)/corpus/$$t-* >/dev/null 2>&1 && { echo "fuzz: $$t found a defect: $(FUZZ_DIR)/corpus/$$t-*"; exit 1; } || true; \
+	done
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -1,0 +1,206 @@
+#include "targets.hpp"
+
+#include <fstream>
+
+#include "data/checksums.hpp"
+#include "data/user_dataset.hpp"
+#include "experiments/grid.hpp"
+#include "experiments/lr_schedule.hpp"
+#include "experiments/run_spec.hpp"
+#include "experiments/store.hpp"
+#include "platform/memory.hpp"
+#include "report/claims.hpp"
+#include "report/reference.hpp"
+#include "report/summary.hpp"
+#include "training/adam.hpp"
+#include "training/checkpoint.hpp"
+#include "training/trace.hpp"
+#include "util/json.hpp"
+
+namespace dkp::fuzz {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path put(const fs::path& file, std::string_view bytes) {
+  fs::create_directories(file.parent_path());
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  return file;
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw FuzzFailure(what);
+}
+
+// A checkpoint of two small parameters, as the trainer writes one (the checkpoint target's seed
+// and the shapes it is loaded against).
+training::Checkpoint small_checkpoint() {
+  training::Checkpoint ck;
+  ck.step = 7;
+  ck.params["a"] = arma::mat(2, 2);
+  ck.params["a"](0, 0) = 1.0;
+  ck.params["a"](0, 1) = -2.5;
+  ck.params["a"](1, 0) = 0.125;
+  ck.params["a"](1, 1) = 3.0;
+  ck.params["b"] = arma::mat(1, 1);
+  ck.params["b"](0, 0) = 0.5;
+  ck.adam.t = 7;
+  ck.adam.m = ck.params;
+  ck.adam.v = ck.params;
+  ck.identity = {"0123456789abcdef", std::string(64, 'e')};
+  return ck;
+}
+
+void grid_yaml(std::string_view in, const fs::path&) {
+  experiments::parse_grid(std::string(in), "fuzz.yaml");
+}
+
+void run_spec(std::string_view in, const fs::path&) {
+  const std::string text(in);
+  const auto spec = experiments::RunSpec::parse_canonical(text);
+  check(spec.canonical() == text, "parse_canonical accepted text that canonical() does not give");
+}
+
+void json(std::string_view in, const fs::path&) {
+  util::parse_json(in, "fuzz.json");
+}
+
+void result_json(std::string_view in, const fs::path& scratch) {
+  experiments::read_result_values(put(scratch / "result.json", in));
+}
+
+void trace_csv(std::string_view in, const fs::path&) {
+  const auto rows = training::parse_trace_csv(in, "fuzz.csv");
+  const auto again = training::parse_trace_csv(training::trace_csv(rows), "again.csv");
+  check(again.size() == rows.size(), "trace.csv: rows lost writing back");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto &a = rows[i], &b = again[i];
+    const auto same = [](double x, double y) { return x == y || (x != x && y != y); };
+    check(a.step == b.step && same(a.elbo, b.elbo) && same(a.expected_loglik, b.expected_loglik) &&
+              same(a.kl, b.kl) && same(a.kl_weight, b.kl_weight) && same(a.lr, b.lr),
+          "trace.csv: a row changed writing back");
+  }
+}
+
+void checkpoint(std::string_view in, const fs::path& scratch) {
+  const fs::path file = put(scratch / "checkpoint.bin", in);
+  training::read_checkpoint_header(file);
+  training::load_checkpoint(file, small_checkpoint().params);
+}
+
+void claims_yaml(std::string_view in, const fs::path&) {
+  report::parse_claims(std::string(in), "claims.yaml");
+}
+
+void explanations_csv(std::string_view in, const fs::path&) {
+  report::parse_explanations(std::string(in), "explanations.csv");
+}
+
+void reference_csv(std::string_view in, const fs::path& scratch) {
+  report::load_reference_csv(put(scratch / "reference.csv", in));
+}
+
+void checksums(std::string_view in, const fs::path&) {
+  data::parse_checksums(std::string(in));
+}
+
+void lr_schedule(std::string_view in, const fs::path&) {
+  const auto s = experiments::parse_lr_schedule(std::string(in));
+  const auto again = experiments::parse_lr_schedule(experiments::format_lr_schedule(s));
+  check(again.size() == s.size(), "lr schedule: points lost writing back");
+}
+
+void byte_size(std::string_view in, const fs::path&) {
+  platform::parse_byte_size(in);
+}
+
+void adam_state(std::string_view in, const fs::path&) {
+  const auto a = training::AdamState::deserialise(std::string(in));
+  check(training::AdamState::deserialise(a.serialise()).serialise() == a.serialise(),
+        "adam state: serialise does not round-trip");
+}
+
+const char* const kUserYaml =
+    "file: d.csv\ntask: regression\ntarget: y\nsplits: {kind: kfold, count: 2, seed: 0}\n";
+const char* const kUserCsv = "a,b,y\n1,2,3\n2,3,4.5\n3,1,0\n4,4,-1\n5,0,2\n6,2,1e-3\n";
+
+void user_dataset(const fs::path& dir) {
+  const auto spec = data::read_user_dataset_spec(dir / "d.yaml");
+  const auto ds = data::load_user_dataset(spec);
+  for (int k = 0; k < 2 && k < int(ds.spec.splits.count); ++k) data::user_split(ds, k);
+}
+
+void user_dataset_yaml(std::string_view in, const fs::path& scratch) {
+  put(scratch / "user" / "d.csv", kUserCsv);
+  put(scratch / "user" / "d.yaml", in);
+  user_dataset(scratch / "user");
+}
+
+void user_dataset_csv(std::string_view in, const fs::path& scratch) {
+  put(scratch / "user" / "d.yaml", kUserYaml);
+  put(scratch / "user" / "d.csv", in);
+  user_dataset(scratch / "user");
+}
+
+std::string checkpoint_seed() {
+  const fs::path tmp = fs::temp_directory_path() / "dkp-fuzz-checkpoint-seed.bin";
+  training::save_checkpoint(tmp, small_checkpoint());
+  std::ifstream f(tmp, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  fs::remove(tmp);
+  return s;
+}
+
+std::vector<Target> make_targets() {
+  // A committed cell of the toy grid (small files).
+  const std::string cell = "results/runs/toy/toy/split0/06b65cf93a57bd3f/";
+  return {
+      {"grid-yaml", {"experiments/smoke.yaml", "experiments/toy.yaml"}, {}, grid_yaml},
+      {"run-spec",
+       {},
+       {experiments::RunSpec::parse_canonical(
+            "dkp-run-v1\ndataset=yacht\nsplit=0\nmodel=sgp\ninference=\nposterior=\ndepth=1\n"
+            "kernel=se\nsteps=10\nlr_schedule=0:0.01\nkl_anneal=0\ntrain_samples=1\n"
+            "test_samples=1\ninducing=10\nbatch=10\nwidth=input\nseed=0\n")
+            .canonical()},
+       run_spec},
+      {"json", {cell + "manifest.json"}, {"{\"a\": [1, 2.5e-3, null, true]}"}, json},
+      {"result-json",
+       {cell + "result.json"},
+       {"{\"config_hash\": \"0123456789abcdef\", \"data_sha256\": \"ab\", \"elbo\": 1.5, "
+        "\"test_ll\": -0.5, \"n_train\": 10}"},
+       result_json},
+      {"trace-csv",
+       {cell + "trace.csv"},
+       {"step,elbo,expected_loglik,kl,kl_weight,lr\n10,-1.5,-1,0.5,1,0.01\n20,-1.25,-1,0.25,1,"
+        "0.001\n"},
+       trace_csv},
+      {"checkpoint", {}, {checkpoint_seed()}, checkpoint},
+      {"claims-yaml", {"results/reference/claims.yaml"}, {}, claims_yaml},
+      {"explanations-csv", {"results/explanations.csv"}, {}, explanations_csv},
+      {"reference-csv", {"results/reference/deep-kernel-processes.csv"}, {}, reference_csv},
+      {"checksums", {"data-scripts/SHA256SUMS"}, {}, checksums},
+      {"lr-schedule", {}, {"0:0.01,10000:0.001", "0:1e-3"}, lr_schedule},
+      {"byte-size", {}, {"512M", "1.5G", "8GiB"}, byte_size},
+      {"adam-state", {}, {small_checkpoint().adam.serialise()}, adam_state},
+      {"user-dataset-yaml", {}, {kUserYaml}, user_dataset_yaml},
+      {"user-dataset-csv", {}, {kUserCsv}, user_dataset_csv},
+  };
+}
+
+}  // namespace
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> t = make_targets();
+  return t;
+}
+
+const Target* find_target(const std::string& name) {
+  for (const auto& t : targets())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+}  // namespace dkp::fuzz

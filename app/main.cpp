@@ -176,25 +176,26 @@ int main(int argc, char** argv) {
   try {
     return cmd->run(args);
   } catch (const UsageError& e) {
-    std::cerr << "dkp " << name << ": " << e.what() << " (see dkp " << name << " --help)\n";
+    std::cerr << "dkp " << name << ": " << dkp::printable_message(e.what()) << " (see dkp " << name
+              << " --help)\n";
     return kExitUsage;
   } catch (const dkp::ConfigError& e) {
-    std::cerr << "dkp " << name << ": " << e.what() << "\n";
+    std::cerr << "dkp " << name << ": " << dkp::printable_message(e.what()) << "\n";
     return kExitUsage;
   } catch (const dkp::NotImplementedError& e) {
-    std::cerr << "dkp " << name << ": " << e.what() << "\n";
+    std::cerr << "dkp " << name << ": " << dkp::printable_message(e.what()) << "\n";
     return kExitNotImplemented;
   } catch (const std::bad_alloc&) {
     // The memory guard (experiments/memory_guard.hpp) refuses only what its lower bound rules
     // out: say what the memory grows with, not a bare bad_alloc.
     std::cerr << "dkp " << name
               << ": error: out of memory (an allocation failed). A run's memory grows with "
-                 "--batch (Gram models: its square), --inducing (its square), --samples, the "
+                 "--batch, --inducing (its square), --samples, the "
                  "width and the depth, and with the data; give smaller values, or more memory. "
                  "Nothing half-written was left: results and checkpoints are written whole.\n";
     return kExitError;
   } catch (const std::exception& e) {
-    std::cerr << "dkp " << name << ": error: " << e.what() << "\n";
+    std::cerr << "dkp " << name << ": error: " << dkp::printable_message(e.what()) << "\n";
     return kExitError;
   }
 }

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace dkp {
 
@@ -31,5 +32,10 @@ class NotImplementedError : public Error {
  public:
   using Error::Error;
 };
+
+/// `message` safe to print on a terminal: its control bytes (all but newline and tab; escape
+/// sequences included) and the bytes that are not UTF-8 text written as \xNN, since an error may
+/// quote bytes of a damaged file.
+std::string printable_message(std::string_view message);
 
 }  // namespace dkp

@@ -95,6 +95,11 @@ po::options_description run_options() {
      "trace.csv in --out: that step's ELBO estimate, E[log p], KL, KL weight and learning rate "
      "every N steps and at the last (0: none; auto: 10, or the multiple of 10 that keeps the "
      "trace within 1000 rows, so that a cell of the committed result store stays small)")
+    ("strict-data", "refuse a fresh run on one of the papers' datasets whose files differ from "
+                    "data-scripts/SHA256SUMS (default: a warning)")
+    ("resume-legacy", "resume a legacy checkpoint (format 1, written by old binaries: no "
+                      "configuration, data or checksum recorded, so it cannot be checked) under "
+                      "its directory's manifest; refused without it")
     ("force", "rerun from the start even when a result with the same configuration hash exists "
               "(discards a checkpoint in --out; replaces a result or checkpoint of another "
               "configuration, of other data, or a damaged one, which are refused without it)")
@@ -254,11 +259,14 @@ experiments::RunSpec run_spec_of(const po::variables_map& vm) {
   return spec;
 }
 
-// Every option, given or default (but --help, --quiet and --force), as the manifest's "config".
+// Every option, given or default (but the switches --help, --quiet, --force, --allow-dirty,
+// --resume-legacy and --strict-data), as the manifest's "config".
 util::Json options_json(const po::variables_map& vm) {
   util::Json config = util::Json::object();
   for (const auto& [k, v] : vm) {
-    if (k == "help" || k == "quiet" || k == "force" || k == "allow-dirty") continue;
+    if (k == "help" || k == "quiet" || k == "force" || k == "allow-dirty" || k == "resume-legacy" ||
+        k == "strict-data")
+      continue;
     const auto& val = v.value();
     if (auto* s = boost::any_cast<std::string>(&val))
       config.set(k, *s);
@@ -358,6 +366,8 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   opt.data_root = vm["data"].as<std::string>();
   opt.force = vm.count("force") > 0;
+  opt.resume_legacy = vm.count("resume-legacy") > 0;
+  opt.strict_data = vm.count("strict-data") > 0;
   opt.config = options_json(vm);
   // Without --out the run directory is derived from the configuration: say where it is.
   if (!vm.count("out")) spdlog::info("run directory: {}", opt.out.string());

@@ -54,7 +54,8 @@ expect_rc 2 "$dkp" run --dataset yacht --model diwp --delta-init -1 --out "$work
 expect_rc 2 "$dkp" run --dataset yacht --model dwp --posterior gw --diwp-dof batch --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --threads 0 --out "$work/bad"
 # The memory guard: a step that cannot fit is refused before the model is built, with its bound.
-expect_rc 2 "$dkp" run --dataset yacht --model dgp --samples 100000 --out "$work/bad"
+expect_rc 2 "$dkp" run --dataset yacht --model dgp --inference global-inducing --samples 100000 \
+  --out "$work/bad"
 grep -q 'needs at least .* GiB of memory' "$work/err" || fail "memory guard: $(cat "$work/err")"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --max-memory 1K --out "$work/bad"
 expect_rc 2 "$dkp" run --dataset yacht --model sgp --max-memory 12Q --out "$work/bad"
@@ -304,6 +305,16 @@ grep -q '75 another process is running --out' "$work/run-help.txt" || fail "dkp 
 mkdir -p "$i42/data/uci"
 cp -r "$(sed -nE 's/.*"data_root": ?"([^"]+)".*/\1/p' "$ck/manifest.json")/uci/yacht" "$i42/data/uci/"
 d42=(--data "$i42/data")
+# The same copy with one digit changed: a fresh run warns that the files are not the pinned ones,
+# and --strict-data refuses it (nothing written).
+mkdir -p "$i42/edited/uci" && cp -r "$i42/data/uci/yacht" "$i42/edited/uci/"
+sed -i '1s/^./9/' "$i42/edited/uci/yacht/data/data.txt"
+expect_rc 1 "$dkp" run "${sgp42[@]}" --steps 2 --data "$i42/edited" --strict-data --out "$i42/strict"
+i42_msg "are not the pinned ones (1 differ from data-scripts/SHA256SUMS: uci/yacht/data/data.txt)"
+[ ! -e "$i42/strict" ] || fail "--strict-data left $i42/strict behind"
+"$dkp" run "${sgp42[@]}" --steps 2 --data "$i42/edited" --out "$i42/lax" >/dev/null 2>"$work/err" ||
+  fail "a run on edited data: $(cat "$work/err")"
+i42_msg "the run goes on (--strict-data refuses)"
 r42="$i42/run"
 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$r42" --quiet >/dev/null || fail "issue-42 run"
 sha42=$(sed -nE 's/.*"data_sha256": ?"([0-9a-f]{64})".*/\1/p' "$r42/manifest.json")
@@ -339,11 +350,16 @@ i42_msg "$i42/edit/checkpoint.bin: checksum mismatch: the checkpoint was changed
 i42_msg "--force discards it and starts afresh"
 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/edit" --force --quiet >/dev/null &&
   grep -Eq '"resumed_from_step": ?0[,}]' "$i42/edit/result.json" || fail "--force over a damaged checkpoint"
-# A legacy checkpoint (the format of the earlier binaries: no identity, no checksum) resumes when
-# its directory's manifest has this run's configuration and data ...
+# A legacy checkpoint (the format of the earlier binaries: no identity, no checksum) cannot be
+# checked: refused, naming --resume-legacy and --force ...
 to_v1() { sed -i -e '1s/ v2$/ v1/' -e '/^config_hash /d' -e '/^data_sha256 /d' -e '/^sha256 /d' "$1"; }
 cp -r "$r42" "$i42/legacy" && rm "$i42/legacy/result.json" && to_v1 "$i42/legacy/checkpoint.bin"
-"$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/legacy" >/dev/null 2>"$i42/legacy.log" ||
+expect_rc 1 "$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --out "$i42/legacy"
+i42_msg "$i42/legacy/checkpoint.bin: a legacy checkpoint (format 1"
+i42_msg "--resume-legacy resumes it"
+# ... and with --resume-legacy it resumes when its directory's manifest has this run's
+# configuration and data ...
+"$dkp" run "${sgp42[@]}" --steps 20 "${d42[@]}" --resume-legacy --out "$i42/legacy" >/dev/null 2>"$i42/legacy.log" ||
   fail "a legacy checkpoint did not resume: $(cat "$i42/legacy.log")"
 grep -q 'checkpoint.bin: a legacy checkpoint' "$i42/legacy.log" &&
   grep -Eq '"resumed_from_step": ?20[,}]' "$i42/legacy/result.json" ||
@@ -352,7 +368,7 @@ grep -q 'checkpoint.bin: a legacy checkpoint' "$i42/legacy.log" &&
 "$dkp" run "${sgp42[@]}" --steps 10 "${d42[@]}" --out "$i42/short" --quiet >/dev/null || fail "10 steps"
 cp -r "$r42" "$i42/long" && rm "$i42/long/result.json" && to_v1 "$i42/long/checkpoint.bin"
 cp "$i42/short/manifest.json" "$i42/long/manifest.json"
-expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 10 "${d42[@]}" --out "$i42/long"
+expect_rc 2 "$dkp" run "${sgp42[@]}" --steps 10 "${d42[@]}" --resume-legacy --out "$i42/long"
 i42_msg "$i42/long/checkpoint.bin is at step 20, beyond this run's --steps 10"
 # Values used beside the values asked for: inducing points above N, threads above the samples,
 # the default KL annealing longer than the run (each a warning too).

@@ -240,6 +240,13 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
               : fmt::format("its sha256 line says {}, its contents hash to {}", ck->checksum_stored,
                             ck->checksum_actual)));
     }
+    if (ck->legacy() && !options.resume_legacy) {
+      throw DataError(fmt::format(
+          "{}: a legacy checkpoint (format 1: it records no configuration, data or checksum, so "
+          "a damaged or edited file cannot be told from a good one); --resume-legacy resumes it "
+          "under its directory's manifest, --force discards it and starts afresh",
+          checkpoint_path.string()));
+    }
     const std::string ck_hash = ck->legacy() ? manifest_hash : ck->identity.config_hash;
     if (ck_hash != hash) {
       throw ConfigError(fmt::format(
@@ -290,6 +297,18 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
     spdlog::info("{}: result with configuration hash {} exists; skipping (--force reruns)",
                  out.string(), hash);
     return reused;
+  }
+  // A fresh run on a built-in dataset whose files are not the pinned ones: a warning, or with
+  // --strict-data a refusal (a resumed run was checked against its checkpoint's data instead).
+  if (!ck) {
+    if (const std::string damage = builtin_data_damage(root, spec.dataset); !damage.empty()) {
+      const std::string msg = fmt::format(
+          "the files of dataset {} under {} are not the pinned ones ({}); `dkp data verify` lists "
+          "them and data-scripts/README.md says how to fetch them again",
+          spec.dataset, root.string(), damage);
+      if (options.strict_data) throw DataError(msg + " (--strict-data)");
+      spdlog::warn("{}; the run goes on (--strict-data refuses)", msg);
+    }
   }
   if (ck) {
     const std::string ck_data =

@@ -47,6 +47,12 @@ struct RunOptions {
   size_t checkpoint_every = 1000;  ///< checkpoint every N steps (0: only on a stop request)
   /// trace.csv row period (0: no trace); nullopt: training::auto_trace_every(steps).
   std::optional<size_t> trace_every;
+  /// Refuse a fresh run on a built-in dataset whose files differ from the pinned checksums
+  /// (builtin_data_damage; --strict-data); without it, a warning.
+  bool strict_data = false;
+  /// Resume a legacy (format 1) checkpoint, which records no configuration, data or checksum
+  /// and so cannot be checked (--resume-legacy); without it such a checkpoint is refused.
+  bool resume_legacy = false;
   /// Rerun from the start even when a result of this configuration exists (discards a checkpoint;
   /// replaces a result or checkpoint of another configuration, of other data, or a damaged one,
   /// which are refused without it).

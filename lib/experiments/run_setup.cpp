@@ -1,12 +1,15 @@
 // The pieces of a run (run_setup.hpp).
 #include "experiments/run_setup.hpp"
 
+#include "data/checksums.hpp"
+
 #include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "data/checksums.hpp"
 #include "data/datasets.hpp"
 #include "data/mnist.hpp"
 #include "data/root.hpp"
@@ -55,6 +58,33 @@ std::string run_data_sha256(const std::filesystem::path& root, const std::string
   const auto dir = root / "uci" / data::uci_info(dataset).folder / "data";
   if (!std::filesystem::is_directory(dir)) data::load_uci(root, dataset);  // its "not found" error
   return uci_dir_sha256(dir, split);
+}
+
+std::string builtin_data_damage(const std::filesystem::path& root, const std::string& dataset) {
+  std::string prefix;
+  if (data::dataset_classes(dataset) > 0) {
+    prefix = dataset + "/";
+  } else if (data::is_toy_dataset(dataset)) {
+    return "";
+  } else if (const auto d = data::find_dataset(dataset, root);
+             !d || d->kind == data::DatasetKind::User) {
+    return "";
+  } else {
+    prefix = "uci/" + data::uci_info(dataset).folder + "/";
+  }
+  const auto entries = data::parse_checksums(data::embedded_sha256sums());
+  const data::VerifyReport r = data::verify_checksums(root, entries, prefix);
+  if (r.passed()) return "";
+  std::string what;
+  auto list = [&](const std::vector<std::string>& files, const char* label) {
+    if (files.empty()) return;
+    if (!what.empty()) what += "; ";
+    what += fmt::format("{} {}: {}", files.size(), label, files.front());
+    if (files.size() > 1) what += fmt::format(" and {} more", files.size() - 1);
+  };
+  list(r.mismatched, "differ from data-scripts/SHA256SUMS");
+  list(r.missing, "missing");
+  return what;
 }
 
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,

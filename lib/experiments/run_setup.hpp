@@ -39,6 +39,12 @@ struct RunData {
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
                       const std::string& pixels = "unit", double pixel_scale = 1.0);
 
+/// The files of a built-in dataset (the papers' UCI sets, MNIST, CIFAR-10) checked against the
+/// checksum list embedded from data-scripts/SHA256SUMS (data/checksums.hpp), as `dkp data verify
+/// --only` does: the files whose contents differ or that are missing ("" when every listed file
+/// matches, or the dataset has no listed files: the toy, Rectangle-Images, a user dataset).
+std::string builtin_data_damage(const std::filesystem::path& root, const std::string& dataset);
+
 /// The root of a run's random streams: Stream(seed), and on the toy, whose splits are trials of
 /// one data set, Stream(seed).child(posterior, split) (data/toy.hpp), as `dkp toy` keys its trials.
 random::Stream run_stream(const RunSpec& spec);

@@ -49,6 +49,10 @@ double median(std::vector<double> v) {
 // Batch sizes of the calibration, and the largest batch calibrated directly.
 constexpr size_t kBatchSmall = 50;
 constexpr size_t kBatchLarge = 400;
+// Depths calibrated directly; a deeper cell's times are extrapolated along the line through
+// depths kDepthLow and kMaxCalibratedDepth (Estimator::estimate).
+constexpr int kMaxCalibratedDepth = 5;
+constexpr int kDepthLow = 2;
 // The calibration's prediction: at most this many test points and samples, scaled up linearly.
 constexpr size_t kPredictPoints = 200;
 constexpr size_t kPredictSamples = 10;
@@ -285,41 +289,64 @@ CellEstimate Estimator::estimate(const RunSpec& cell, const std::string& exclude
     e.step_s = *std::min_element(steps.begin(), steps.end());
     e.predict_s = predicts.empty() ? 0.0 : *std::min_element(predicts.begin(), predicts.end());
   } else {
-    CalibrationRequest r;
-    r.cell = cell;
-    r.shape = shape;
-    r.batches = calibration_batches(e.batch);
-    r.predict_points = std::min(shape.n_test, kPredictPoints);
-    r.predict_samples =
-        std::min<size_t>(size_t(std::max<long>(cell.protocol.test_samples, 0)), kPredictSamples);
-    const std::string key = calibration_key(r);
-    auto it = calibrations_.find(key);
-    if (it == calibrations_.end()) {
-      if (options_.on_calibrate) options_.on_calibrate(cell, key);
-      Calibration calibrated;
-      try {
-        calibrated = options_.calibrator(r);
-      } catch (const Error& e) {
-        throw Error(fmt::format("calibrating {} for cell {} ({}): {}", key, cell.hash(),
-                                cell.label(), e.what()));
+    // The calibration of the cell's model at `depth` (done once per calibration key).
+    const auto calibrated_at = [&](int depth) -> const Calibration& {
+      RunSpec at = cell;
+      at.depth = depth;
+      CalibrationRequest r;
+      r.cell = at;
+      r.shape = shape;
+      r.batches = calibration_batches(e.batch);
+      r.predict_points = std::min(shape.n_test, kPredictPoints);
+      r.predict_samples =
+          std::min<size_t>(size_t(std::max<long>(cell.protocol.test_samples, 0)), kPredictSamples);
+      const std::string key = calibration_key(r);
+      auto it = calibrations_.find(key);
+      if (it == calibrations_.end()) {
+        if (options_.on_calibrate) options_.on_calibrate(at, key);
+        Calibration calibrated;
+        try {
+          calibrated = options_.calibrator(r);
+        } catch (const Error& err) {
+          throw Error(fmt::format("calibrating {} for cell {} ({}): {}", key, cell.hash(),
+                                  cell.label(), err.what()));
+        }
+        it = calibrations_.emplace(key, std::move(calibrated)).first;
+        const Calibration& c = it->second;
+        std::string steps, predicts;
+        for (size_t i = 0; i < c.batches.size() && i < c.step_s.size(); ++i) {
+          steps += fmt::format("{}batch {}: {:.2f} ms", steps.empty() ? "" : ", ", c.batches[i],
+                               c.step_s[i] * 1e3);
+        }
+        for (size_t i = 0; i < c.predict_points.size() && i < c.predict_s.size(); ++i) {
+          predicts += fmt::format(", prediction of {} x {}: {:.1f} ms", c.predict_points[i],
+                                  c.predict_samples, c.predict_s[i] * 1e3);
+        }
+        spdlog::debug("calibrated {}: {}{} ({:.1f} s)", key, steps, predicts, c.seconds);
       }
-      it = calibrations_.emplace(key, std::move(calibrated)).first;
-      const Calibration& c = it->second;
-      std::string steps, predicts;
-      for (size_t i = 0; i < c.batches.size() && i < c.step_s.size(); ++i) {
-        steps += fmt::format("{}batch {}: {:.2f} ms", steps.empty() ? "" : ", ", c.batches[i],
-                             c.step_s[i] * 1e3);
-      }
-      for (size_t i = 0; i < c.predict_points.size() && i < c.predict_s.size(); ++i) {
-        predicts += fmt::format(", prediction of {} x {}: {:.1f} ms", c.predict_points[i],
-                                c.predict_samples, c.predict_s[i] * 1e3);
-      }
-      spdlog::debug("calibrated {}: {}{} ({:.1f} s)", key, steps, predicts, c.seconds);
-    }
-    const Calibration& c = it->second;
+      return it->second;
+    };
+    const size_t test_points = shape.n_test, samples = size_t(std::max(test_samples, 0.0));
     e.source = EstimateSource::calibrated;
-    e.step_s = step_seconds_at(c, e.batch);
-    e.predict_s = predict_seconds_at(c, shape.n_test, size_t(std::max(test_samples, 0.0)));
+    if (cell.depth <= kMaxCalibratedDepth) {
+      const Calibration& c = calibrated_at(cell.depth);
+      e.step_s = step_seconds_at(c, e.batch);
+      e.predict_s = predict_seconds_at(c, test_points, samples);
+    } else {
+      // Deeper models: the line through depths kDepthLow and kMaxCalibratedDepth (a step is a
+      // fixed part plus a part per layer), so that a deep grid costs two calibrations per model
+      // and their time and memory stay those of depth kMaxCalibratedDepth.
+      const Calibration& lo = calibrated_at(kDepthLow);
+      const Calibration& hi = calibrated_at(kMaxCalibratedDepth);
+      const double span = double(kMaxCalibratedDepth - kDepthLow);
+      const double extra = double(cell.depth - kMaxCalibratedDepth);
+      const auto extend = [&](double at_lo, double at_hi) {
+        return at_hi + extra * std::max(0.0, at_hi - at_lo) / span;
+      };
+      e.step_s = extend(step_seconds_at(lo, e.batch), step_seconds_at(hi, e.batch));
+      e.predict_s = extend(predict_seconds_at(lo, test_points, samples),
+                           predict_seconds_at(hi, test_points, samples));
+    }
   }
   e.train_s = double(e.steps) * e.step_s;
   const double passes = std::ceil(double(shape.n_train) / double(std::max<size_t>(e.batch, 1)));

@@ -14,6 +14,9 @@
 //     is a fixed part, the inducing points' factorisations and the KL term, plus a part linear in
 //     the batch); and its prediction of two numbers of test points with a few samples, likewise
 //     extrapolated to N_test points, times the cell's test samples over the samples timed.
+// A cell deeper than 5 layers is not calibrated itself: its step and prediction times are those of
+// the line through its model's calibrations at depths 2 and 5, extended to its depth (two
+// calibrations per model for a grid of any depth, at the time and memory of depth 5).
 // The cell then costs
 //   steps x t(B) + R x ceil(N_train / B) x t(B) / 2 + t_predict
 // (the second term the final ELBO: R estimates over the training set, a forward pass costing about

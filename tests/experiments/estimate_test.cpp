@@ -363,3 +363,34 @@ TEST_CASE("estimate: a real calibration times steps and a prediction") {
   CHECK(cm.predict_s.empty());  // no prediction asked for
   CHECK(predict_seconds_at(cm, 10000, 100) == 0.0);
 }
+
+TEST_CASE("estimate: a deep cell from the line through depths 2 and 5, two calibrations") {
+  // The calibrator's step time is 1 ms + 2 ms per layer; its prediction 5 ms + 1 ms per layer.
+  std::vector<int> depths;
+  EstimatorOptions opt;
+  opt.calibrator = [&](const CalibrationRequest& r) {
+    depths.push_back(r.cell.depth);
+    Calibration c;
+    c.batches = r.batches;
+    for (size_t i = 0; i < r.batches.size(); ++i) c.step_s.push_back(1e-3 + 2e-3 * r.cell.depth);
+    c.predict_points = {r.predict_points};
+    c.predict_samples = r.predict_samples;
+    c.predict_s = {5e-3 + 1e-3 * r.cell.depth};
+    return c;
+  };
+  Estimator est({}, opt);
+  RunSpec c = small_grid("boston", "[0]").cells.front();
+  c.depth = 5;
+  // The prediction is scaled by the cell's test samples over those timed: that factor, once.
+  const double scale = est.estimate(c).predict_s / 10e-3;
+  for (int d : {64, 9, 30}) {
+    c.depth = d;
+    const CellEstimate e = est.estimate(c);
+    CHECK(e.step_s == doctest::Approx(1e-3 + 2e-3 * d));
+    CHECK(e.predict_s == doctest::Approx((5e-3 + 1e-3 * d) * scale));
+  }
+  CHECK(depths == std::vector<int>{5, 2});  // calibrated once each, for all four depths
+  c.depth = 3;                              // at most 5: calibrated itself
+  est.estimate(c);
+  CHECK(depths == std::vector<int>{5, 2, 3});
+}

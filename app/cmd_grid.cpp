@@ -888,8 +888,14 @@ int cmd_grid(const std::vector<std::string>& args) {
     ex::StatusOptions status;
     if (fingerprints) status.data = &*fingerprints;
     if (action == "status") return grid_status(grid, results, vm.count("verbose") > 0, status);
-    // plan records the grid beside its results, for `dkp tables <results>`.
-    ex::write_grid_snapshot(grid, util::read_file(file), results);
+    // plan records the grid beside its results, for `dkp tables <results>`, where it can: a store
+    // it cannot write (read-only, another user's) is planned all the same.
+    try {
+      ex::write_grid_snapshot(grid, util::read_file(file), results);
+    } catch (const std::exception& e) {
+      spdlog::warn("could not record the grid's snapshot in {} ({}); planning without it",
+                   results.string(), dkp::printable_message(e.what()));
+    }
     return grid_plan(grid, results, vm, extra, status);
   }
   // verify only reads the results root (no snapshot either).

@@ -500,6 +500,13 @@ done
 "$dkp" grid plan experiments/smoke.yaml --results "$work/par" 2>/dev/null >"$work/plan.txt" ||
   fail "dkp grid plan experiments/smoke.yaml"
 [ "$(wc -l <"$work/plan.txt")" = "$cells" ] || fail "dkp grid plan printed $(wc -l <"$work/plan.txt") commands, not $cells"
+# A store it cannot write into (here its grid directory is a file) is planned all the same, with a
+# warning that the snapshot was not recorded.
+mkdir -p "$work/nowrite" && touch "$work/nowrite/smoke"
+"$dkp" grid plan experiments/smoke.yaml --results "$work/nowrite" >"$work/plan-nw.txt" 2>"$work/err" ||
+  fail "dkp grid plan on a store it cannot write: $(cat "$work/err")"
+[ "$(wc -l <"$work/plan-nw.txt")" = "$cells" ] && grep -q "planning without it" "$work/err" ||
+  fail "dkp grid plan on a store it cannot write: $(cat "$work/err")"
 parallel -j 2 <"$work/plan.txt" >"$work/par.log" 2>&1 || { tail -5 "$work/par.log" >&2; fail "parallel -j 2 over the plan"; }
 "$dkp" grid status experiments/smoke.yaml --results "$work/par" >"$work/par.status" ||
   fail "dkp grid status after parallel"

@@ -186,6 +186,25 @@ int cmd_tables(const std::vector<std::string>& args) {
     }
     made.push_back(std::move(g));
   }
+  // A directory of a results root that no grid names is not read: say so, so that a stray or
+  // misnamed grid directory is not mistaken for cells that count.
+  {
+    std::set<fs::path> roots;
+    std::set<std::string> names;
+    for (const auto& [grid, root] : grids) {
+      roots.insert(root);
+      names.insert(grid.name);
+    }
+    for (const auto& root : roots) {
+      std::error_code ec;
+      for (const auto& d : fs::directory_iterator(root, ec)) {
+        const std::string name = d.path().filename().string();
+        if (!d.is_directory(ec) || names.count(name) || name.starts_with(".")) continue;
+        spdlog::warn("{} is no grid's directory (the grids read: {}): its cells are not read",
+                     d.path().string(), fmt::join(names, ", "));
+      }
+    }
+  }
   if (many && present == 0) {
     throw Error(fmt::format("no cell of any of the {} grids under {}: is --results right?",
                             grids.size(), grids.front().second.string()));

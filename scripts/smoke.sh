@@ -494,6 +494,12 @@ for m in elbo test_ll test_rmse; do
 done
 ! grep -Eq '\([1-9][0-9]* incomplete' "$work/tables.log" \
   || { cat "$work/tables.log" >&2; fail "tables flag incomplete cells"; }
+# A directory of the results root that no grid names is not read, and the tables say so.
+mkdir -p "$work/runs/aaa-stray/yacht/split0/0123456789abcdef"
+"$dkp" tables experiments/smoke.yaml --results "$work/runs" --out "$work/tables-stray" \
+  >/dev/null 2>"$work/err" || fail "dkp tables with a stray directory: $(cat "$work/err")"
+grep -q "aaa-stray is no grid's directory" "$work/err" || fail "stray directory: $(cat "$work/err")"
+rm -r "$work/runs/aaa-stray"
 
 # Many machines with GNU parallel: the plan's commands, run by parallel into a fresh store, leave
 # every cell done, and the tables are those of `dkp grid run` on the same grid, byte for byte.

@@ -71,9 +71,9 @@ std::string string_member(const util::JsonValue& n, const char* key, const fs::p
 }
 
 // The result.json schema of a done cell's numbers: what is wrong, "<file>: key 'K': ...", or "".
-// Every metric key present is a finite number within its range, and test_ll is there when the run
-// predicted (n_test >= 1): a damaged or deleted value never becomes a split silently missing from
-// a table.
+// Every metric key present is a finite number within its range, test_ll is there when the run
+// predicted (n_test >= 1), and a result of `dkp run` (one that names its model) has every metric
+// of its task: a damaged or deleted value never becomes a split silently missing from a table.
 std::string result_schema_damage(const util::JsonValue& n, const fs::path& file) {
   struct Key {
     const char* name;
@@ -100,6 +100,18 @@ std::string result_schema_damage(const util::JsonValue& n, const fs::path& file)
   const auto n_test = n.find("n_test");
   if (n_test != n.end() && n_test->get<double>() >= 1 && !n.contains("test_ll")) {
     return bad("test_ll", "missing (the run predicted: n_test >= 1)");
+  }
+  // A result `dkp run` wrote (it names its model) carries every metric of its task: the ELBO, the
+  // data's sizes, the training time, and when it predicted the test LL and the RMSE (regression)
+  // or accuracy (classification).
+  if (n.contains("model")) {
+    for (const char* key : {"elbo", "n_train", "n_test", "train_s"}) {
+      if (!n.contains(key)) return bad(key, "missing (every result of dkp run has it)");
+    }
+    if (n.find("n_test")->get<double>() >= 1 && !n.contains("test_rmse") &&
+        !n.contains("test_acc")) {
+      return bad("test_rmse", "missing, and no test_acc either (the run predicted: n_test >= 1)");
+    }
   }
   return "";
 }

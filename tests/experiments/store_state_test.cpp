@@ -310,6 +310,26 @@ TEST_CASE(
   st = with("");
   CHECK(st.state == CellState::damaged);
   CHECK(st.detail == result + ": key 'test_ll': missing (the run predicted: n_test >= 1)");
+  // A result of dkp run (it names its model) has every metric of its task; one deleted is damage.
+  const std::string full =
+      ", \"model\": \"sgp\", \"elbo\": 1, \"n_train\": 9, \"train_s\": 2, "
+      "\"test_ll\": -1";
+  CHECK(with(full + ", \"test_rmse\": 0.5").state == CellState::done);
+  CHECK(with(full + ", \"test_acc\": 0.5").state == CellState::done);
+  CHECK(with(full).detail ==
+        result +
+            ": key 'test_rmse': missing, and no test_acc either (the run predicted: n_test "
+            ">= 1)");
+  for (const char* key : {"elbo", "n_train", "train_s"}) {
+    std::string cut = full + ", \"test_rmse\": 0.5";
+    const std::string member = std::string(", \"") + key + "\": ";
+    const size_t at = cut.find(member);
+    REQUIRE(at != std::string::npos);
+    cut.erase(at, cut.find_first_of(",", at + member.size()) - at);
+    INFO(cut);
+    CHECK(with(cut).detail ==
+          result + ": key '" + key + "': missing (every result of dkp run has it)");
+  }
   // The tables get the same damage, not a split silently left out of a mean.
   with(", \"test_ll\": \"abc\"");
   CHECK_THROWS_AS(read_result_values(file), dkp::DataError);

@@ -538,6 +538,10 @@ std::string to_markdown(const Table& t) {
          "*running*, *failed*: no result yet.";
   }
   if (any_left_out(t)) o += kLeftOutText;
+  if (!t.spec.ours_only.empty()) {
+    o += " Rows marked \"(ours only)\": a quantity the paper does not print, shown for our own "
+         "analysis; they get no verdict and are not counted on the scoreboard.";
+  }
   bool spread = false;
   const auto used = rules_used(t, spread);
   if (!used.empty()) {

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "experiments/grid.hpp"
@@ -521,4 +523,32 @@ TEST_CASE("two runners on one store split the cells: each is computed exactly on
   CHECK(sum_a.computed + sum_b.computed == g.cells.size() + skipped.size());
   CHECK(sum_a.computed + sum_a.reused + sum_a.running_elsewhere == g.cells.size());
   CHECK(sum_b.computed + sum_b.reused + sum_b.running_elsewhere == g.cells.size());
+}
+
+TEST_CASE("tables: a done cell's record has its trace's level over the last tenth") {
+  const fs::path root = dkp::test::temp_dir("tables-trace");
+  std::string text = grid_text("tr", "[0]");
+  text.replace(text.find("steps: 10\n"), 10, "steps: 2000\n");
+  const Grid g = parse_grid(text, "tr.yaml");
+  const RunSpec& c = g.cells[0];
+  write_manifest(c, root);
+  write_result(c, root);
+  // A row every 10 of the 2000 steps; the last tenth's 20 rows are 10 batches of 2 with the batch
+  // means 1, 2, ..., 10 (so the mean 5.5 and the se sqrt(82.5 / 9 / 10)); earlier rows -50.
+  const long steps = c.protocol.steps;
+  REQUIRE(steps % 200 == 0);
+  std::string trace = "step,elbo,expected_loglik,kl,kl_weight,lr\n";
+  for (long s = steps / 200; s <= steps; s += steps / 200) {
+    const bool tail = s > steps - steps / 10;
+    const long k = tail ? (s - (steps - steps / 10)) / (steps / 200) - 1 : 0;  // 0..19
+    trace += fmt::format("{},{},0,0,1,0.01\n", s, tail ? double(k / 2 + 1) : -50.0);
+  }
+  write_file_atomic(c.run_dir(root) / "trace.csv", trace);
+  const auto records = collect_records(g, root, {});
+  REQUIRE(records[0].state == "done");
+  CHECK(records[0].values.at("elbo_tail") == doctest::Approx(5.5));
+  CHECK(records[0].values.at("elbo_tail_se") == doctest::Approx(std::sqrt(82.5 / 9.0 / 10.0)));
+  // Without a trace, no such value (and nothing else changes).
+  fs::remove(c.run_dir(root) / "trace.csv");
+  CHECK_FALSE(collect_records(g, root, {})[0].values.count("elbo_tail"));
 }

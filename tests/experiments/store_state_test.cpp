@@ -10,13 +10,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <cmath>
 
 #include <fmt/format.h>
 

@@ -13,9 +13,6 @@
 
 #include "util/error.hpp"
 
-extern "C" void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda,
-                        int* info);
-
 namespace dkp::linalg {
 
 namespace {
@@ -349,11 +346,13 @@ arma::mat tri_inverse(const arma::mat& T, Uplo uplo) {
     throw Error(fmt::format("linalg::tri_inverse: {}x{} matrix is not square", T.n_rows, T.n_cols));
   }
   arma::mat X = uplo == Uplo::Lower ? arma::mat(arma::trimatl(T)) : arma::mat(arma::trimatu(T));
-  const int n = int(X.n_rows);
+  arma::blas_int n = arma::blas_int(X.n_rows);
   if (n == 0) return X;
-  const char u = uplo == Uplo::Lower ? 'L' : 'U', d = 'N';
-  int info = 0;
-  dtrtri_(&u, &d, &n, X.memptr(), &n, &info);
+  char u = uplo == Uplo::Lower ? 'L' : 'U', d = 'N';
+  arma::blas_int info = 0;
+  // LAPACK's dtrtri through Armadillo's own declaration (with the Fortran string lengths), which
+  // every compiler sees: a second declaration of our own conflicts with it under clang.
+  arma::lapack::trtri(&u, &d, &n, X.memptr(), &n, &info);
   if (info != 0) {
     throw Error(fmt::format("linalg::tri_inverse: {}x{} triangle is singular (dtrtri info {})", n,
                             n, info));

@@ -221,8 +221,9 @@ std::vector<RegistryEntry> dwp_entries() {
       e.options.push_back({opt::kGwUntil, {}, {}});
       e.options.push_back({opt::kAPrimeForm, {}, {}});
     }
-    e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec& y_train,
-                     random::Stream& init) -> std::unique_ptr<Model> {
+    e.build = [post = post](const ModelSpec& spec, const arma::mat& X_train,
+                            const arma::vec& y_train,
+                            random::Stream& init) -> std::unique_ptr<Model> {
       DwpConfig cfg;
       cfg.depth = spec.depth;
       cfg.width = spec.width;

@@ -105,7 +105,7 @@ data-cifar10:
 # The fuzz targets of tests/fuzz/targets.hpp under libFuzzer, for longer than `make test`'s short
 # deterministic run: clang (installed when missing, by this target only) builds build-fuzz with
 # DKP_FUZZ, then each target (FUZZ_TARGETS, default all) runs FUZZ_SECONDS (default 60) from its
-# seeds (the deterministic run's) with its corpus in build-fuzz/corpus/<target>.
+# seeds (the deterministic run's, written into its corpus build-fuzz/corpus/<target> first).
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= grid-yaml run-spec json result-json trace-csv checkpoint claims-yaml \
@@ -119,7 +119,7 @@ fuzz: deps
 	cmake --build $(FUZZ_DIR) -j $(JOBS) --target dkp_fuzz
 	@for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_DIR)/corpus/$$t; \
 	  echo "fuzz: $$t, $(FUZZ_SECONDS) s"; \
-	  DKP_FUZZ_TARGET=$$t ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/dkp_fuzz $(FUZZ_DIR)/corpus/$$t \
+	  DKP_FUZZ_TARGET=$$t DKP_FUZZ_SEEDS=$(FUZZ_DIR)/corpus/$$t ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/dkp_fuzz $(FUZZ_DIR)/corpus/$$t \
 	    -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_DIR)/corpus/$$t- 2>&1 | grep -E "^(stat::number_of_executed_units|==|SUMMARY|artifact)" || true; \
 	  ls $(FUZZ_DIR)/corpus/$$t-* >/dev/null 2>&1 && { echo "fuzz: $$t found a defect: $(FUZZ_DIR)/corpus/$$t-*"; exit 1; } || true; \

@@ -281,3 +281,12 @@ TEST_CASE("Adam validates its inputs and leaves everything unchanged on error") 
   d.reset();
   CHECK(d.steps_taken() == 0);
 }
+
+TEST_CASE("AdamState::deserialise: a size the text does not hold is refused, not allocated") {
+  // Found by the adam-state fuzz target (tests/fuzz): "2 x 666666662" asked for 10 GiB before a
+  // value was read. The values are now read first, so it is refused as truncated.
+  const std::string text = "dkp-adam-state v1\nt 7\ncount 1\nm a 2 666666662 1p+0 1p-3\n";
+  CHECK_THROWS_WITH_AS(dkp::training::AdamState::deserialise(text),
+                       doctest::Contains("truncated after 2 of 1333333324 values"),
+                       dkp::DataError);
+}

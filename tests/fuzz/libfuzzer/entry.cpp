@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <unistd.h>
@@ -31,6 +33,27 @@ const dkp::fuzz::Target& target() {
 }
 
 }  // namespace
+
+// Before fuzzing, the target's seeds (targets.hpp: inline, and the repository files it names)
+// are written into the directory $DKP_FUZZ_SEEDS when that is set (`make fuzz` sets it to the
+// target's corpus), so libFuzzer starts from valid inputs rather than from nothing.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* dir = std::getenv("DKP_FUZZ_SEEDS");
+  if (!dir) return 0;
+  const auto& t = target();
+  std::filesystem::create_directories(dir);
+  int k = 0;
+  auto put = [&](const std::string& bytes) {
+    std::ofstream(std::filesystem::path(dir) / ("seed-" + std::to_string(k++)), std::ios::binary)
+        << bytes;
+  };
+  for (const auto& s : t.seeds) put(s);
+  for (const auto& f : t.seed_files) {
+    std::ifstream in(std::filesystem::path(DKP_SOURCE_DIR) / f, std::ios::binary);
+    put(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  }
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::filesystem::path scratch =

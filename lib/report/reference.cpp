@@ -143,7 +143,13 @@ std::vector<RefRow> load_reference_csv(const fs::path& file) {
     const auto f = split_csv_line(line);
     const std::string where = fmt::format("{}:{}", file.string(), line_no);
     if (col.empty()) {
-      for (size_t i = 0; i < f.size(); ++i) col[f[i]] = i;
+      // A repeated name would leave fewer names than fields, and a row of that many fields would
+      // then be indexed past its end (found by the reference-csv fuzz target).
+      for (size_t i = 0; i < f.size(); ++i) {
+        if (!col.emplace(f[i], i).second) {
+          throw DataError(fmt::format("{}: header names column '{}' twice", where, f[i]));
+        }
+      }
       for (const auto& r : required) {
         if (!col.count(r)) throw DataError(fmt::format("{}: header lacks column '{}'", where, r));
       }

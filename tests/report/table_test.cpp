@@ -444,6 +444,15 @@ TEST_CASE("reference CSV parsing: quoting and errors name the line") {
       "gw,1,boston,5,dwp,gw,elbo,oops,0.01,se\n");
   CHECK_THROWS_WITH_AS(load_reference_csv(dir / "bad.csv"), doctest::Contains("bad.csv:3"),
                        dkp::DataError);
+  // A header that names a column twice (found by the reference-csv fuzz target: a row as long as
+  // the distinct names was then read past its end).
+  dkp::util::write_file_atomic(
+      dir / "twice.csv",
+      "paper,table,dataset,depth,model,posterior,metric,mean,error,error_kind,metric\n"
+      "gw,1,boston,5,dwp,gw,elbo,-0.38,0.01,se\n");
+  CHECK_THROWS_WITH_AS(load_reference_csv(dir / "twice.csv"),
+                       doctest::Contains("twice.csv:1: header names column 'metric' twice"),
+                       dkp::DataError);
   CHECK(load_reference_dir(dir / "absent").empty());
 }
 

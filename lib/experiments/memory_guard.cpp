@@ -9,7 +9,7 @@
 
 namespace dkp::experiments {
 
-MemoryBound step_memory_lower_bound(const RunSpec& spec, size_t n_train, size_t /*width*/) {
+MemoryBound step_memory_lower_bound(const RunSpec& spec, size_t n_train) {
   const double n = double(std::max<size_t>(n_train, 1));
   const double m = std::min(double(std::max<long>(spec.protocol.inducing, 0)), n);
   const double b = std::min(double(std::max<long>(spec.protocol.batch, 1)), n);
@@ -44,10 +44,10 @@ MemoryBound step_memory_lower_bound(const RunSpec& spec, size_t n_train, size_t 
   return r;
 }
 
-void check_memory(const RunSpec& spec, size_t n_train, size_t width, std::optional<uint64_t> limit,
+void check_memory(const RunSpec& spec, size_t n_train, std::optional<uint64_t> limit,
                   const std::string& limit_source) {
   if (!limit) return;
-  const MemoryBound b = step_memory_lower_bound(spec, n_train, width);
+  const MemoryBound b = step_memory_lower_bound(spec, n_train);
   if (b.bytes <= double(*limit)) return;
   throw ConfigError(fmt::format(
       "this run needs at least {} of memory ({}), more than the {} {}; reduce --samples, "

@@ -27,13 +27,13 @@ struct MemoryBound {
   std::string terms;  ///< what it is made of, e.g. "10 samples x 2 layers x P^2 / 2, P = 377"
 };
 
-/// The lower bound for `spec` on a training set of `n_train` points with hidden width `width`.
-MemoryBound step_memory_lower_bound(const RunSpec& spec, size_t n_train, size_t width);
+/// The lower bound for `spec` on a training set of `n_train` points.
+MemoryBound step_memory_lower_bound(const RunSpec& spec, size_t n_train);
 
 /// Throws dkp::ConfigError when the bound exceeds `limit` (bytes; nullopt: no check), naming the
 /// bound, its terms, the limit and where it comes from (`limit_source`), and the options that
 /// shrink the run (--samples, --inducing, --batch, --depth) or lift the limit (--max-memory).
-void check_memory(const RunSpec& spec, size_t n_train, size_t width, std::optional<uint64_t> limit,
+void check_memory(const RunSpec& spec, size_t n_train, std::optional<uint64_t> limit,
                   const std::string& limit_source);
 
 }  // namespace dkp::experiments

@@ -358,13 +358,11 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   }
 
   // The memory guard: refuse before allocating what the step cannot hold.
-  if (options.max_memory) {
-    check_memory(spec, split.X_train.n_rows, width, options.max_memory, "given by --max-memory");
-  } else {
-    check_memory(spec, split.X_train.n_rows, width, platform::available_memory_bytes(),
-                 "this process may take now (MemAvailable, within cgroup and address-space "
-                 "limits)");
-  }
+  check_memory(spec, split.X_train.n_rows,
+               options.max_memory ? options.max_memory : platform::available_memory_bytes(),
+               options.max_memory ? "given by --max-memory"
+                                  : "this process may take now (MemAvailable, within cgroup and "
+                                    "address-space limits)");
 
   // The model (it warns when it has fewer inducing points than asked for).
   const random::Stream run = run_stream(spec);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "committed_grids.hpp"
 #include "data/mnist.hpp"
 #include "data/standardise.hpp"
 #include "data/toy.hpp"
@@ -116,17 +117,11 @@ TEST_CASE("estimate: every dataset of the grids in experiments/ has a shape") {
   // plan --estimate stops at a cell it cannot shape, so `make reproduce-tables` would start
   // without its estimate.
   size_t cells = 0;
-  for (const auto& e : fs::directory_iterator(fs::path(DKP_SOURCE_DIR) / "experiments")) {
-    if (e.path().extension() != ".yaml") continue;
-    const Grid full = load_grid(e.path());
-    std::vector<Grid> grids = {full};
-    for (const auto& p : full.profiles) grids.push_back(load_grid(e.path(), p));
-    for (const Grid& g : grids) {
-      for (const RunSpec& c : g.cells) {
-        INFO(e.path().filename().string(), " ", g.profile, " ", c.label());
-        CHECK(dataset_shape(c.dataset).has_value());
-        ++cells;
-      }
+  for (const auto& [file, g] : dkp::test::committed_grids()) {
+    for (const RunSpec& c : g.cells) {
+      INFO(file, " ", g.profile, " ", c.label());
+      CHECK(dataset_shape(c.dataset).has_value());
+      ++cells;
     }
   }
   CHECK(cells > 4000);

@@ -73,18 +73,7 @@ std::string mutate(const std::vector<std::string>& corpus, std::mt19937_64& rng)
 }
 
 std::string printable(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s.substr(0, 400)) {
-    if (c == '\n' || (c >= 32 && c < 127)) {
-      o += char(c);
-    } else {
-      static const char* hex = "0123456789abcdef";
-      o += "\\x";
-      o += hex[c >> 4];
-      o += hex[c & 15];
-    }
-  }
-  return s.size() > 400 ? o + "..." : o;
+  return dkp::printable_message(s.substr(0, 400)) + (s.size() > 400 ? "..." : "");
 }
 
 long runs() {

@@ -53,6 +53,8 @@ constexpr size_t kBatchLarge = 400;
 // depths kDepthLow and kMaxCalibratedDepth (Estimator::estimate).
 constexpr int kMaxCalibratedDepth = 5;
 constexpr int kDepthLow = 2;
+// A warm-up step longer than this (CPU seconds) is followed by one timed step, not three.
+constexpr double kOneTimedStep = 0.05;
 // The calibration's prediction: at most this many test points and samples, scaled up linearly.
 constexpr size_t kPredictPoints = 200;
 constexpr size_t kPredictSamples = 10;
@@ -192,32 +194,45 @@ Calibration calibrate(const CalibrationRequest& r) {
   out.batches = r.batches;
   const size_t samples = size_t(std::max<long>(c.protocol.train_samples, 1));
   uint64_t draw = 0;
-  bool slow = false;  // a step took over a second: time no more than needed
-  for (size_t batch : r.batches) {
+  auto step_at = [&](size_t batch, size_t s) {
     const size_t b = std::min(batch, rows);
+    random::Stream noise = rng.child("noise", draw++);
     const arma::mat Xb = X.rows(0, b - 1);
     const arma::vec yb = y.subvec(0, b - 1);
-    auto step = [&]() {
-      random::Stream noise = rng.child("noise", draw++);
-      const double t0 = thread_cpu_seconds();
-      training::elbo_gradient(*model, params, Xb, yb, double(shape.n_train), samples, 1.0, noise, 1,
-                              true);
-      return thread_cpu_seconds() - t0;
-    };
-    // A warm-up step (it also allocates), then three timed ones (their median), or one when a
-    // step takes over a second.
-    const double warm = step();
-    slow = slow || warm > 1.0;
+    const double t0 = thread_cpu_seconds();
+    training::elbo_gradient(*model, params, Xb, yb, double(shape.n_train), s, 1.0, noise, 1, true);
+    return thread_cpu_seconds() - t0;
+  };
+  // The probe: one sample at the smallest batch. A model slow at the cell's samples (the
+  // CIFAR-10 DIWP's 3072 x 3072 input layer: about 4 s and 1.4 GB a sample) is timed with one
+  // sample and one step per batch size, the probe serving for the smallest, scaled to the cell's
+  // samples, and predicts one size; with ten samples and a fast model's steps its calibration
+  // took 238 s and 14 GB.
+  const size_t smallest = *std::min_element(r.batches.begin(), r.batches.end());
+  const double probe = step_at(smallest, 1);
+  out.slow = probe * double(samples) > r.slow_step_s;
+  out.samples_timed = out.slow ? 1 : samples;
+  bool slow = out.slow;  // a step took over a second: time no more than needed
+  for (size_t batch : r.batches) {
     std::vector<double> times;
-    for (int i = 0; i < (warm > 1.0 ? 1 : 3); ++i) times.push_back(step());
-    out.step_s.push_back(median(times));
+    if (out.slow) {
+      times.push_back(batch == smallest ? probe : step_at(batch, 1));
+    } else {
+      // A warm-up step (it also allocates), then three timed ones (their median), or one when a
+      // step takes over kOneTimedStep.
+      const double warm = step_at(batch, samples);
+      slow = slow || warm > 1.0;
+      const int timed = warm > kOneTimedStep ? 1 : 3;
+      for (int i = 0; i < timed; ++i) times.push_back(step_at(batch, samples));
+    }
+    out.step_s.push_back(median(times) * double(samples) / double(out.samples_timed));
   }
   // The prediction at two sizes (fewer points and samples for a slow model; scaled up by the
   // line through them), with its scores as `dkp run` times it.
   const size_t most = slow ? std::min<size_t>(r.predict_points, 60) : r.predict_points;
   const size_t predict_samples = slow ? std::min<size_t>(r.predict_samples, 2) : r.predict_samples;
   std::vector<size_t> sizes;
-  if (most > kPredictFew) sizes.push_back(kPredictFew);
+  if (most > kPredictFew && !out.slow) sizes.push_back(kPredictFew);
   if (most > 0) sizes.push_back(most);
   if (predict_samples > 0) {
     for (size_t points : sizes) {
@@ -290,16 +305,22 @@ CellEstimate Estimator::estimate(const RunSpec& cell, const std::string& exclude
     e.predict_s = predicts.empty() ? 0.0 : *std::min_element(predicts.begin(), predicts.end());
   } else {
     // The calibration of the cell's model at `depth` (done once per calibration key).
-    const auto calibrated_at = [&](int depth) -> const Calibration& {
-      RunSpec at = cell;
-      at.depth = depth;
+    const auto request_at = [&](int depth) {
       CalibrationRequest r;
-      r.cell = at;
+      r.cell = cell;
+      r.cell.depth = depth;
       r.shape = shape;
       r.batches = calibration_batches(e.batch);
       r.predict_points = std::min(shape.n_test, kPredictPoints);
       r.predict_samples =
           std::min<size_t>(size_t(std::max<long>(cell.protocol.test_samples, 0)), kPredictSamples);
+      return r;
+    };
+    // The model's shape, whatever its depth.
+    const std::string shape_key = calibration_key(request_at(0));
+    const auto calibrated_at = [&](int depth) -> const Calibration& {
+      const CalibrationRequest r = request_at(depth);
+      const RunSpec& at = r.cell;
       const std::string key = calibration_key(r);
       auto it = calibrations_.find(key);
       if (it == calibrations_.end()) {
@@ -313,6 +334,7 @@ CellEstimate Estimator::estimate(const RunSpec& cell, const std::string& exclude
         }
         it = calibrations_.emplace(key, std::move(calibrated)).first;
         const Calibration& c = it->second;
+        if (c.slow) slow_shapes_.insert(shape_key);
         std::string steps, predicts;
         for (size_t i = 0; i < c.batches.size() && i < c.step_s.size(); ++i) {
           steps += fmt::format("{}batch {}: {:.2f} ms", steps.empty() ? "" : ", ", c.batches[i],
@@ -322,30 +344,44 @@ CellEstimate Estimator::estimate(const RunSpec& cell, const std::string& exclude
           predicts += fmt::format(", prediction of {} x {}: {:.1f} ms", c.predict_points[i],
                                   c.predict_samples, c.predict_s[i] * 1e3);
         }
-        spdlog::debug("calibrated {}: {}{} ({:.1f} s)", key, steps, predicts, c.seconds);
+        const std::string how =
+            c.slow ? fmt::format(", timed with {} training sample(s) and scaled", c.samples_timed)
+                   : "";
+        // A slow calibration is said as it ends (it may take a minute); the others at debug.
+        spdlog::log(c.slow ? spdlog::level::info : spdlog::level::debug,
+                    "calibrated {}: {}{}{} ({:.1f} s)", key, steps, predicts, how, c.seconds);
       }
       return it->second;
     };
     const size_t test_points = shape.n_test, samples = size_t(std::max(test_samples, 0.0));
     e.source = EstimateSource::calibrated;
-    if (cell.depth <= kMaxCalibratedDepth) {
+    // Depths 2 and 5 are calibrated themselves, and depth 1 (the shallow models differ most from
+    // the line: the global-inducing DGP's one layer is shared by the samples) unless the model
+    // was found slow (Calibration::slow). The others come from the line through depths kDepthLow
+    // and kMaxCalibratedDepth (a step is a fixed part plus a part per layer), so that a grid of
+    // any depth costs two or three calibrations per model and shape, each at most a depth-5
+    // model's time and memory. Boston's steps at depths 2 to 5 (docs/performance.md) lie within
+    // 9% of that line. Below depth 2 the line is held at no less than depth/2 of depth 2's time.
+    const bool own = cell.depth == kDepthLow || cell.depth == kMaxCalibratedDepth ||
+                     (cell.depth < kDepthLow && slow_shapes_.count(shape_key) == 0);
+    if (own) {
       const Calibration& c = calibrated_at(cell.depth);
       e.step_s = step_seconds_at(c, e.batch);
       e.predict_s = predict_seconds_at(c, test_points, samples);
     } else {
-      // Deeper models: the line through depths kDepthLow and kMaxCalibratedDepth (a step is a
-      // fixed part plus a part per layer), so that a deep grid costs two calibrations per model
-      // and their time and memory stay those of depth kMaxCalibratedDepth.
       const Calibration& lo = calibrated_at(kDepthLow);
       const Calibration& hi = calibrated_at(kMaxCalibratedDepth);
       const double span = double(kMaxCalibratedDepth - kDepthLow);
-      const double extra = double(cell.depth - kMaxCalibratedDepth);
-      const auto extend = [&](double at_lo, double at_hi) {
-        return at_hi + extra * std::max(0.0, at_hi - at_lo) / span;
+      const int d = cell.depth;
+      const auto along = [&](double at_lo, double at_hi) {
+        const double per_layer = std::max(0.0, at_hi - at_lo) / span;
+        if (d > kMaxCalibratedDepth) return at_hi + double(d - kMaxCalibratedDepth) * per_layer;
+        const double v = at_lo + double(d - kDepthLow) * per_layer;
+        return d < kDepthLow ? std::max(v, at_lo * double(d) / double(kDepthLow)) : v;
       };
-      e.step_s = extend(step_seconds_at(lo, e.batch), step_seconds_at(hi, e.batch));
-      e.predict_s = extend(predict_seconds_at(lo, test_points, samples),
-                           predict_seconds_at(hi, test_points, samples));
+      e.step_s = along(step_seconds_at(lo, e.batch), step_seconds_at(hi, e.batch));
+      e.predict_s = along(predict_seconds_at(lo, test_points, samples),
+                          predict_seconds_at(hi, test_points, samples));
     }
   }
   e.train_s = double(e.steps) * e.step_s;

@@ -30,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,10 @@ struct CalibrationRequest {
   std::vector<size_t> batches;
   size_t predict_points = 0;
   size_t predict_samples = 0;
+  /// A probe step with one training sample that would take longer than this (CPU seconds) with
+  /// the cell's samples (the probe's time times the samples) makes the calibration a slow one:
+  /// its steps are timed with one sample and scaled to the cell's.
+  double slow_step_s = 0.5;
 };
 
 struct Calibration {
@@ -92,15 +97,26 @@ struct Calibration {
   std::vector<double> predict_s;
   size_t predict_samples = 0;
   double seconds = 0.0;  ///< wall time the calibration took
+  /// Slow: a step with one sample times the cell's samples came to over
+  /// CalibrationRequest::slow_step_s. Its steps were then timed with one training sample
+  /// (samples_timed = 1), one step per batch size, and step_s scaled by the cell's samples (an
+  /// upper bound: the work that does not grow with the samples is scaled too), which also keeps
+  /// the calibration's memory that of one sample; its prediction timed at one size; and the
+  /// estimator takes depths 1, 3 and 4 from the line through depths 2 and 5 instead of
+  /// calibrating each.
+  bool slow = false;
+  size_t samples_timed = 0;  ///< the training samples of the timed steps
 };
 
 using Calibrator = std::function<Calibration(const CalibrationRequest&)>;
 
 /// The calibration of this machine: builds the model of `r.cell` (as `dkp run` does, on
 /// synthetic inputs: standard normal for UCI data, uniform pixels for images, labels for
-/// classification; enough rows for the cell's inducing points), times one warm-up and up to three
-/// training steps (forward and backward, the cell's training samples, one thread) at each batch
-/// size (their median; one when a step takes over a second), then the prediction of 20 and of
+/// classification; enough rows for the cell's inducing points), times a probe step with one
+/// training sample at the smallest batch, then one warm-up and up to three training steps
+/// (forward and backward, the cell's training samples, or one for a slow model: see
+/// Calibration::slow; one thread) at each batch size (their median; one when the warm-up took over
+/// 50 ms), then the prediction of 20 and of
 /// the requested points, or of the requested ones alone when they are at most 20 (at most 60
 /// points and 2 samples after a slow step). Times are the
 /// thread's CPU time, not wall time, so that other work on a busy machine does not inflate them.
@@ -168,6 +184,8 @@ class Estimator {
   std::map<std::string, std::vector<size_t>> by_key_;  ///< cost key -> indices into stored_
   std::map<std::string, size_t> by_hash_;
   std::map<std::string, Calibration> calibrations_;
+  /// The model shapes (a calibration key at depth 0) whose calibration at some depth was slow.
+  std::set<std::string> slow_shapes_;
   EstimatorOptions options_;
 };
 

@@ -226,7 +226,8 @@ TEST_CASE("estimate: stored timings of the same cost are used, others calibrated
   REQUIRE(est.stored(cell_of(g, "boston", 1, 2).hash()) != nullptr);
   CHECK(est.stored(cell_of(g, "boston", 1, 2).hash())->step_s == doctest::Approx(0.012));
 
-  // Yacht has no usable timing: calibrated, once for the three splits of a depth.
+  // Yacht has no usable timing: calibrated, once for the three splits of a depth (depth 3: from
+  // the calibrations at depths 2 and 5).
   for (int split : {0, 1, 2}) {
     const CellEstimate y = est.estimate(cell_of(g, "yacht", split, 3));
     CHECK(y.source == EstimateSource::calibrated);
@@ -235,9 +236,9 @@ TEST_CASE("estimate: stored timings of the same cost are used, others calibrated
     // 20 test samples, 31 test points: the fake's 5 ms for 31 points x 10 samples, doubled.
     CHECK(y.predict_s == doctest::Approx(5e-3 * 2.0));
   }
-  CHECK(calls == 1);
-  CHECK(est.calibrations() == 1);
-  est.estimate(cell_of(g, "yacht", 0, 2));
+  CHECK(calls == 2);
+  CHECK(est.calibrations() == 2);
+  est.estimate(cell_of(g, "yacht", 0, 2));  // calibrated already
   CHECK(calls == 2);
 
   // A batch beyond the calibration: the line through its two points.
@@ -328,7 +329,10 @@ TEST_CASE("estimate: a real calibration times steps and a prediction") {
   r.batches = {50, 400};
   r.predict_points = 20;
   r.predict_samples = 2;
+  r.slow_step_s = 1e9;  // never slow, whatever the machine
   const Calibration c = calibrate(r);
+  CHECK_FALSE(c.slow);
+  CHECK(c.samples_timed == size_t(r.cell.protocol.train_samples));
   REQUIRE(c.step_s.size() == 2);
   CHECK(c.step_s[0] > 0.0);
   CHECK(c.step_s[1] > 0.0);
@@ -341,6 +345,15 @@ TEST_CASE("estimate: a real calibration times steps and a prediction") {
   const Calibration c2 = calibrate(r);
   CHECK(c2.predict_points == std::vector<size_t>{20, 51});
   CHECK(c2.predict_s.size() == 2);
+  // Slow (every probe is, with a bound of 0): one training sample, one step per batch size, the
+  // step times scaled to the cell's samples, and one prediction size.
+  r.slow_step_s = 0.0;
+  const Calibration slow = calibrate(r);
+  CHECK(slow.slow);
+  CHECK(slow.samples_timed == 1);
+  REQUIRE(slow.step_s.size() == 2);
+  CHECK(slow.step_s[0] > 0.0);
+  CHECK(slow.predict_points == std::vector<size_t>{51});
   // Classification on MNIST's shape (784 pixels, 10 classes) with the SGP, one batch size.
   const Grid m = parse_grid(
       "name: m\nfamily: generic\nprotocol:\n  steps: 10\n  lr_schedule: [[0, 0.01]]\n"
@@ -385,7 +398,49 @@ TEST_CASE("estimate: a deep cell from the line through depths 2 and 5, two calib
     CHECK(e.predict_s == doctest::Approx((5e-3 + 1e-3 * d) * scale));
   }
   CHECK(depths == std::vector<int>{5, 2});  // calibrated once each, for all four depths
-  c.depth = 3;                              // at most 5: calibrated itself
+  c.depth = 3;                              // between 2 and 5: the line too
+  CHECK(est.estimate(c).step_s == doctest::Approx(7e-3));
+  CHECK(depths == std::vector<int>{5, 2});
+  c.depth = 1;  // a model not found slow: depth 1 calibrated itself
   est.estimate(c);
-  CHECK(depths == std::vector<int>{5, 2, 3});
+  CHECK(depths == std::vector<int>{5, 2, 1});
+}
+
+TEST_CASE("estimate: a slow model's depth 1 from the line through depths 2 and 5") {
+  // As above (1 ms + 2 ms per layer), every calibration slow.
+  std::vector<int> depths;
+  EstimatorOptions opt;
+  opt.calibrator = [&](const CalibrationRequest& r) {
+    depths.push_back(r.cell.depth);
+    Calibration c;
+    c.batches = r.batches;
+    for (size_t i = 0; i < r.batches.size(); ++i) c.step_s.push_back(1e-3 + 2e-3 * r.cell.depth);
+    c.slow = true;
+    c.samples_timed = 1;
+    return c;
+  };
+  Estimator est({}, opt);
+  RunSpec c = small_grid("boston", "[0]").cells.front();
+  for (int d : {3, 4, 2, 5, 1}) {
+    c.depth = d;
+    CHECK(est.estimate(c).step_s == doctest::Approx(1e-3 + 2e-3 * d));
+  }
+  // Only depths 2 and 5 were calibrated: depths 3 and 4 come from the line as for every model,
+  // depth 1 because the model is slow.
+  CHECK(depths == std::vector<int>{2, 5});
+  // Below depth 2 the line is held at depth/2 of depth 2's time: with 1 ms per layer at depth 2
+  // and 10 ms at depth 5 (a line below 0 at depth 1), depth 1 costs 0.5 ms.
+  opt.calibrator = [](const CalibrationRequest& r) {
+    Calibration k;
+    k.batches = r.batches;
+    for (size_t i = 0; i < r.batches.size(); ++i)
+      k.step_s.push_back(r.cell.depth == 2 ? 1e-3 : 1e-2);
+    k.slow = true;
+    return k;
+  };
+  Estimator steep({}, opt);
+  c.depth = 2;
+  steep.estimate(c);
+  c.depth = 1;
+  CHECK(steep.estimate(c).step_s == doctest::Approx(0.5e-3));
 }

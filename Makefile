@@ -110,7 +110,7 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= grid-yaml run-spec json result-json trace-csv checkpoint claims-yaml \
   explanations-csv reference-csv checksums lr-schedule byte-size adam-state user-dataset-yaml \
-  user-dataset-csv
+  user-dataset-csv manifest uci-table index-file predict-input mnist-idx amat-images
 .PHONY: fuzz
 fuzz: deps
 	@$(call apt_install,clang libclang-rt-14-dev,--no-install-recommends)

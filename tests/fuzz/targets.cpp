@@ -3,11 +3,14 @@
 #include <fstream>
 
 #include "data/checksums.hpp"
+#include "data/mnist.hpp"
+#include "data/uci.hpp"
 #include "data/user_dataset.hpp"
 #include "experiments/grid.hpp"
 #include "experiments/lr_schedule.hpp"
 #include "experiments/run_spec.hpp"
 #include "experiments/store.hpp"
+#include "experiments/verify.hpp"
 #include "platform/memory.hpp"
 #include "report/claims.hpp"
 #include "report/reference.hpp"
@@ -15,6 +18,7 @@
 #include "training/adam.hpp"
 #include "training/checkpoint.hpp"
 #include "training/trace.hpp"
+#include "util/error.hpp"
 #include "util/json.hpp"
 
 namespace dkp::fuzz {
@@ -122,6 +126,71 @@ void adam_state(std::string_view in, const fs::path&) {
         "adam state: serialise does not round-trip");
 }
 
+// The committed toy cell whose files seed the JSON targets (small files).
+const char* const kToyCell = "results/runs/toy/toy/split0/06b65cf93a57bd3f/";
+
+// A manifest.json read as the store reads a finished cell's (its canonical configuration must
+// hash to the cell's name, which a real result.json beside it also carries) and as `grid verify`
+// reads its provenance.
+void manifest(std::string_view in, const fs::path& scratch) {
+  const fs::path dir = scratch / "g" / "toy" / "split0" / "06b65cf93a57bd3f";
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(DKP_SOURCE_DIR) / kToyCell / "result.json", dir / "result.json",
+                fs::copy_options::overwrite_existing);
+  put(dir / "manifest.json", in);
+  experiments::read_provenance(dir / "manifest.json");  // fields "" when unreadable
+  const std::string problem = experiments::finished_cell_problem(dir);
+  const auto cell = experiments::read_finished_cell(dir);
+  check(cell.has_value() == problem.empty(), "manifest: read_finished_cell and its problem differ");
+  if (!problem.empty()) throw Error(problem);  // refused, with its reason
+  check(cell->spec.hash() == "06b65cf93a57bd3f", "manifest: a cell read under another hash");
+}
+
+void uci_table(std::string_view in, const fs::path& scratch) {
+  data::read_table(put(scratch / "data.txt", in));
+}
+
+void index_file(std::string_view in, const fs::path& scratch) {
+  data::read_index_file(put(scratch / "index_train_0.txt", in));
+}
+
+void predict_input(std::string_view in, const fs::path& scratch) {
+  data::read_points(put(scratch / "input.csv", in));
+}
+
+// A big-endian 32-bit integer, as IDX headers store them.
+std::string be32(uint32_t v) {
+  return {char(v >> 24), char((v >> 16) & 0xff), char((v >> 8) & 0xff), char(v & 0xff)};
+}
+
+// Two 2 x 2 images in IDX (magic 0x803) and their two labels (magic 0x801).
+std::string idx_images() {
+  return be32(0x803) + be32(2) + be32(2) + be32(2) +
+         std::string("\x00\x40\x80\xff\x10\x20\x30\x40", 8);
+}
+std::string idx_labels() {
+  return be32(0x801) + be32(2) + std::string("\x03\x07", 2);
+}
+
+void mnist_idx(std::string_view in, const fs::path& scratch) {
+  const fs::path labels = put(scratch / "labels.idx", idx_labels());
+  data::read_idx_pair(put(scratch / "images.idx", in), labels);
+}
+
+// Two Rectangle-Images lines: 784 pixels and a label each.
+std::string amat_seed() {
+  std::string s;
+  for (int line = 0; line < 2; ++line) {
+    for (int p = 0; p < 784; ++p) s += (p % 3 == line ? "0.5 " : "0 ");
+    s += line == 0 ? "0\n" : "1\n";
+  }
+  return s;
+}
+
+void amat_images(std::string_view in, const fs::path& scratch) {
+  data::read_amat_images(put(scratch / "images.amat", in), 2);
+}
+
 const char* const kUserYaml =
     "file: d.csv\ntask: regression\ntarget: y\nsplits: {kind: kfold, count: 2, seed: 0}\n";
 const char* const kUserCsv = "a,b,y\n1,2,3\n2,3,4.5\n3,1,0\n4,4,-1\n5,0,2\n6,2,1e-3\n";
@@ -154,8 +223,7 @@ std::string checkpoint_seed() {
 }
 
 std::vector<Target> make_targets() {
-  // A committed cell of the toy grid (small files).
-  const std::string cell = "results/runs/toy/toy/split0/06b65cf93a57bd3f/";
+  const std::string cell = kToyCell;
   return {
       {"grid-yaml", {"experiments/smoke.yaml", "experiments/toy.yaml"}, {}, grid_yaml},
       {"run-spec",
@@ -187,6 +255,12 @@ std::vector<Target> make_targets() {
       {"adam-state", {}, {small_checkpoint().adam.serialise()}, adam_state},
       {"user-dataset-yaml", {}, {kUserYaml}, user_dataset_yaml},
       {"user-dataset-csv", {}, {kUserCsv}, user_dataset_csv},
+      {"manifest", {cell + "manifest.json"}, {}, manifest},
+      {"uci-table", {}, {"1 2 3\n4 5 6\n0.5 -1e-3 7\n"}, uci_table},
+      {"index-file", {}, {"0\n2\n5\n"}, index_file},
+      {"predict-input", {}, {"0.5,1.5\n-2,3e-1\n", "x,y\n1,2\n"}, predict_input},
+      {"mnist-idx", {}, {idx_images()}, mnist_idx},
+      {"amat-images", {}, {amat_seed()}, amat_images},
   };
 }
 

@@ -1,6 +1,8 @@
 // Fuzz targets: one per parser of what dkp reads from files a user or another machine may hand it
 // (grid YAML, run specs, JSON, result.json, trace.csv, checkpoints, claims and explanations,
-// reference CSVs, checksum lists, learning-rate schedules, sizes, Adam state, user datasets).
+// reference CSVs, checksum lists, learning-rate schedules, sizes, Adam state, user datasets,
+// manifests, the UCI data and index files, predict inputs, MNIST's IDX and Rectangle-Images'
+// AMAT files).
 // Each takes arbitrary bytes and must return or throw dkp::Error (a clear message); any other
 // exception, a crash or a hang is a defect, and where a parser has an inverse the target checks
 // that what it accepts writes back the same (FuzzFailure). Run by the deterministic driver of

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -41,6 +42,10 @@ po::options_description run_options() {
   d.add_options()
     ("config", po::value<std::string>(), "YAML file with any of these options as keys "
                                          "(command-line values take precedence)")
+    ("spec", po::value<std::string>(),
+     "the whole configuration as a run's manifest.json holds it (canonical_config: "
+     "dkp-run-v1 lines), inline or in a file, instead of --dataset, --split, --model, the "
+     "protocol and model options (the grid runner starts its cells so)")
     ("dataset", po::value<std::string>(), "dataset name: the papers' (below) or your own "
                                           "(docs/cli.md, \"Your own data\")")
     ("split", po::value<int>()->default_value(0), "split index (0-19; protein 0-4; toy: the "
@@ -259,13 +264,55 @@ experiments::RunSpec run_spec_of(const po::variables_map& vm) {
   return spec;
 }
 
+// The options that make a run's configuration (its hash), which --spec gives whole: none of
+// them may be given with it.
+std::vector<std::string> configuration_options() {
+  std::vector<std::string> names = {
+      "config",    "dataset", "split",        "model",    "posterior", "inference",   "depth",
+      "kernel",    "width",   "pixel-scale",  "pixels",   "steps",     "lr-schedule", "lr",
+      "kl-anneal", "samples", "test-samples", "inducing", "batch",     "seed"};
+  for (const auto& d : models::option_table()) names.push_back(d.flag().substr(2));
+  return names;
+}
+
+// --spec: the canonical configuration, inline (it starts with its version line) or in a file.
+experiments::RunSpec spec_of_option(const po::variables_map& vm) {
+  for (const auto& name : configuration_options()) {
+    if (vm.count(name) && !vm[name].defaulted()) {
+      throw UsageError(
+          fmt::format("--spec gives the whole configuration: --{} cannot be given with it", name));
+    }
+  }
+  const std::string v = vm["spec"].as<std::string>();
+  std::string text = v;
+  if (v.rfind("dkp-run-v1", 0) != 0) {
+    std::ifstream in(v, std::ios::binary);
+    if (!in) {
+      throw UsageError(fmt::format(
+          "--spec: '{}' is neither a configuration (dkp-run-v1 lines) nor a readable file", v));
+    }
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // One final newline, as canonical() ends (a file or $(...) may add or drop one).
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  text += '\n';
+  experiments::RunSpec spec;
+  try {
+    spec = experiments::RunSpec::parse_canonical(text);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--spec: {}", e.what()));
+  }
+  spec.grid = "adhoc";
+  return spec;
+}
+
 // Every option, given or default (but the switches --help, --quiet, --force, --allow-dirty,
-// --resume-legacy and --strict-data), as the manifest's "config".
-util::Json options_json(const po::variables_map& vm) {
+// --resume-legacy and --strict-data, and those in `skip`), as the manifest's "config".
+util::Json options_json(const po::variables_map& vm, const std::vector<std::string>& skip) {
   util::Json config = util::Json::object();
   for (const auto& [k, v] : vm) {
     if (k == "help" || k == "quiet" || k == "force" || k == "allow-dirty" || k == "resume-legacy" ||
-        k == "strict-data")
+        k == "strict-data" || std::find(skip.begin(), skip.end(), k) != skip.end())
       continue;
     const auto& val = v.value();
     if (auto* s = boost::any_cast<std::string>(&val))
@@ -299,10 +346,13 @@ int cmd_run(const std::vector<std::string>& args) {
     store_config_file(vm["config"].as<std::string>(), desc, vm);
     po::notify(vm);
   }
-  if (!vm.count("dataset")) throw UsageError("--dataset is required");
-  if (!vm.count("model")) throw UsageError("--model is required");
-  if (vm.count("lr") && !vm["lr-schedule"].defaulted()) {
-    throw UsageError("give either --lr or --lr-schedule, not both");
+  const bool from_spec = vm.count("spec") > 0;
+  if (!from_spec) {
+    if (!vm.count("dataset")) throw UsageError("--dataset is required");
+    if (!vm.count("model")) throw UsageError("--model is required");
+    if (vm.count("lr") && !vm["lr-schedule"].defaulted()) {
+      throw UsageError("give either --lr or --lr-schedule, not both");
+    }
   }
   auto period = [&](const char* name) {  // every N steps, 0: never
     const long v = vm[name].as<long>();
@@ -312,8 +362,11 @@ int cmd_run(const std::vector<std::string>& args) {
   experiments::RunOptions opt;
   opt.log_every = period("log-every");
   opt.checkpoint_every = period("checkpoint-every");
-  opt.trace_every = trace_period(vm["trace-every"].as<std::string>(), vm["steps"].as<long>());
-  experiments::RunSpec spec = run_spec_of(vm);
+  experiments::RunSpec spec = from_spec ? spec_of_option(vm) : run_spec_of(vm);
+  // The canonical configuration's own fingerprint of a user dataset, checked below against the
+  // files' (the flags' path takes the files').
+  const std::string spec_fingerprint = spec.data_fingerprint;
+  opt.trace_every = trace_period(vm["trace-every"].as<std::string>(), spec.protocol.steps);
   opt.threads = vm["threads"].as<int>();
   if (opt.threads < 1) throw UsageError("--threads must be at least 1");
   opt.blas_threads = blas_threads_option(vm);
@@ -328,7 +381,7 @@ int cmd_run(const std::vector<std::string>& args) {
   const int elbo_repeats = vm["elbo-repeats"].as<int>();
   if (elbo_repeats < 1) throw UsageError("--elbo-repeats must be at least 1");
   if (!vm["elbo-repeats"].defaulted()) opt.elbo_repeats = elbo_repeats;
-  opt.kl_anneal_requested = vm["kl-anneal"].as<long>();
+  opt.kl_anneal_requested = from_spec ? spec.protocol.kl_anneal : vm["kl-anneal"].as<long>();
   // The data root, where a user dataset is declared (data/datasets.hpp); a missing root is
   // reported where the data are read.
   std::filesystem::path data_root;
@@ -339,6 +392,12 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!data_root.empty()) {
     if (const auto info = data::find_dataset(spec.dataset, data_root))
       spec.data_fingerprint = info->fingerprint;
+  }
+  if (from_spec && spec.data_fingerprint != spec_fingerprint) {
+    throw ConfigError(fmt::format(
+        "--spec names dataset '{}' with data fingerprint '{}', but its files under the data root "
+        "give '{}'",
+        spec.dataset, spec_fingerprint, spec.data_fingerprint));
   }
   experiments::validate_run_spec(spec, data_root);
   spec.set_posterior(spec.posterior_name());  // --inference or --posterior: the model's own field
@@ -368,7 +427,8 @@ int cmd_run(const std::vector<std::string>& args) {
   opt.force = vm.count("force") > 0;
   opt.resume_legacy = vm.count("resume-legacy") > 0;
   opt.strict_data = vm.count("strict-data") > 0;
-  opt.config = options_json(vm);
+  // With --spec the configuration is the spec's (recorded as "spec"), not the flags' defaults.
+  opt.config = options_json(vm, from_spec ? configuration_options() : std::vector<std::string>{});
   // Without --out the run directory is derived from the configuration: say where it is.
   if (!vm.count("out")) spdlog::info("run directory: {}", opt.out.string());
 

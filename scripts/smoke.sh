@@ -583,6 +583,14 @@ s42_run 2 "$dkp" run --config "$work/s42-config.yaml" --out "$work/s42-config-ru
 s42_has "$work/s42-config.yaml:2: unknown key 'test_sample' (did you mean 'test-samples'?)"
 s42_run 2 "$dkp" run --config experiments/smoke.yaml --out "$work/s42-config-run"
 s42_has "(a grid file? it is run with 'dkp grid run FILE'"
+# dkp run --spec: a configuration flag beside it, an unreadable file and an incomplete text are
+# usage errors; the grid runner's cells above were all started with it.
+s42_run 2 "$dkp" run --spec "$(printf 'dkp-run-v1\ndataset=yacht\n')" --out "$work/s42-spec-run"
+s42_has "--spec: run configuration: no 'split'"
+s42_run 2 "$dkp" run --spec "$work/no-such-spec" --out "$work/s42-spec-run"
+s42_has "is neither a configuration (dkp-run-v1 lines) nor a readable file"
+s42_run 2 "$dkp" run --spec "$work/no-such-spec" --seed 3 --out "$work/s42-spec-run"
+s42_has "--spec gives the whole configuration: --seed cannot be given with it"
 # Without --out, dkp run says where its run directory is.
 # (run from a scratch directory, with the data root dkp would find from here: $DKP_DATA, ./data,
 # then ../shared/data)

@@ -259,6 +259,14 @@ std::vector<std::string> RunSpec::run_args(const fs::path& results_root,
   return a;
 }
 
+std::vector<std::string> RunSpec::spec_args(const fs::path& results_root,
+                                            const std::vector<std::string>& extra) const {
+  std::vector<std::string> a = {"run", "--spec", canonical()};
+  a.insert(a.end(), extra.begin(), extra.end());
+  a.insert(a.end(), {"--out", run_dir(results_root).string(), "--quiet"});
+  return a;
+}
+
 std::string RunSpec::command_line(const std::string& dkp_path, const fs::path& results_root,
                                   const std::vector<std::string>& extra) const {
   std::string out = shell_quote(dkp_path);

@@ -86,6 +86,10 @@ struct RunSpec {
   /// {"--data", ROOT}, inserted before --out).
   std::vector<std::string> run_args(const std::filesystem::path& results_root,
                                     const std::vector<std::string>& extra = {}) const;
+  /// The grid runner's arguments: run --spec <canonical()> (plus `extra`) --out DIR --quiet. The
+  /// child reads the configuration the cell's hash is made of, not flags rebuilt from it.
+  std::vector<std::string> spec_args(const std::filesystem::path& results_root,
+                                     const std::vector<std::string>& extra = {}) const;
   /// A complete shell command line: `dkp_path` followed by run_args, shell-quoted where needed.
   std::string command_line(const std::string& dkp_path, const std::filesystem::path& results_root,
                            const std::vector<std::string>& extra = {}) const;

@@ -293,8 +293,10 @@ RunnerSummary run_cells(const std::vector<RunSpec>& cells, const fs::path& resul
       Child c;
       c.spec = spec;
       c.start = Clock::now();
+      // The child gets the canonical configuration (--spec); the command kept for messages is
+      // the same run in flags, for a reader to rerun by hand.
       c.command = spec->command_line(opt.exe, results_root, child_extra);
-      c.pid = spawn(opt.exe, spec->run_args(results_root, child_extra), dir, env);
+      c.pid = spawn(opt.exe, spec->spec_args(results_root, child_extra), dir, env);
       running.push_back(c);
     }
     if (stopping() && !running.empty()) {

@@ -503,6 +503,20 @@ TEST_CASE("the posterior's two names: inference and posterior give the same cell
   }
 }
 
+TEST_CASE("the grid runner's arguments: the canonical configuration, which parses back to it") {
+  const Grid g = parse_grid(kGrid, "grids/t.yaml");
+  for (const RunSpec& c : g.cells) {
+    const auto args = c.spec_args("results/runs", {"--data", "/d"});
+    REQUIRE(args.size() == 8);
+    CHECK(args[0] == "run");
+    CHECK(args[1] == "--spec");
+    CHECK(RunSpec::parse_canonical(args[2]).hash() == c.hash());
+    CHECK(std::vector<std::string>(args.begin() + 3, args.end()) ==
+          std::vector<std::string>{"--data", "/d", "--out", c.run_dir("results/runs").string(),
+                                   "--quiet"});
+  }
+}
+
 TEST_CASE("run directory and the dkp run command line") {
   const Grid g = parse_grid(kGrid, "grids/t.yaml");
   const RunSpec& c = g.cells.front();  // boston split 0 dgp global-inducing depth 2

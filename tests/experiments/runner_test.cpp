@@ -51,6 +51,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift ;;
     --dataset) ds="$2"; shift ;;
+    --spec) ds=$(printf '%s\n' "$2" | sed -n 's/^dataset=//p'); shift ;;
   esac
   shift
 done

@@ -25,7 +25,7 @@ po::options_description params_options() {
      "only the parameters whose names start with this prefix (e.g. layer2. or likelihood)")
     ("csv", po::value<std::string>(),
      "print this parameter's values as CSV (one line per row, on the scale shown in the table: "
-     "exp of log_*, logistic of logit_*, softplus(u) + 1e-6 of the SGP's and DSVI DGP's "
+     "exp of log_* and L_scale, logistic of logit_*, softplus(u) + 1e-6 of the SGP's and DSVI DGP's "
      "kern.variance, kern.lengthscales, kern.white and likelihood.variance)")
     ("json", po::bool_switch(), "print the table as JSON");
   // clang-format on

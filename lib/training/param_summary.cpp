@@ -59,6 +59,10 @@ DisplayScale display_scale(const std::string& name) {
   return DisplayScale::kStored;
 }
 
+DisplayScale table_scale(const std::string& name) {
+  return last_component(name) == "L_scale" ? DisplayScale::kExp : display_scale(name);
+}
+
 double shown_value(const std::string& name, double u) {
   return shown(display_scale(name), arma::mat(1, 1, arma::fill::value(u)))(0, 0);
 }
@@ -120,7 +124,7 @@ std::vector<ParamSummary> summarise_parameters(const ParameterSet& trained,
     r.name = name;
     r.rows = v.n_rows;
     r.cols = v.n_cols;
-    r.scale = display_scale(name);
+    r.scale = table_scale(name);
     if (v.n_elem > 0) {
       const arma::mat s = shown(r.scale, v);
       r.min = s.min();
@@ -174,7 +178,7 @@ util::Json parameters_json(const std::vector<ParamSummary>& rows) {
 }
 
 std::string parameter_csv(const std::string& name, const arma::mat& stored) {
-  const arma::mat s = shown(display_scale(name), stored);
+  const arma::mat s = shown(table_scale(name), stored);
   std::string out;
   for (arma::uword i = 0; i < s.n_rows; ++i) {
     for (arma::uword j = 0; j < s.n_cols; ++j) {

@@ -25,6 +25,10 @@ enum class DisplayScale { kStored, kExp, kLogistic, kSoftplus };
 /// `kern.lengthscales`, `kern.white` and `likelihood.variance` (the last two components),
 /// kStored otherwise.
 DisplayScale display_scale(const std::string& name);
+/// The scale of `dkp params`' table and CSV: display_scale, and kExp for the precision factors'
+/// `L_scale` too (the log of the factor's scale, stored and written to result.json's
+/// scalar_parameters under that name as it was; shown here as the scale itself).
+DisplayScale table_scale(const std::string& name);
 /// "", "exp", "logistic", "softplus".
 std::string display_scale_name(DisplayScale s);
 /// The value a stored value `u` of parameter `name` stands for (the scale display_scale picks).

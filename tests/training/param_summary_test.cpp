@@ -11,6 +11,7 @@
 
 #include "training/param_summary.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 #include "util/parse.hpp"
 
 namespace tr = dkp::training;
@@ -28,6 +29,24 @@ TEST_CASE("params: the display scale follows the name's last component") {
   CHECK(tr::display_scale_name(DisplayScale::kExp) == "exp");
   CHECK(tr::display_scale_name(DisplayScale::kLogistic) == "logistic");
   CHECK(tr::display_scale_name(DisplayScale::kStored).empty());
+}
+
+TEST_CASE("params: the table shows L_scale as its exp, result.json keeps it as stored") {
+  CHECK(tr::table_scale("layer2.L_scale") == DisplayScale::kExp);
+  CHECK(tr::table_scale("layer2.log_alpha") == DisplayScale::kExp);
+  CHECK(tr::table_scale("layer2.mu") == DisplayScale::kStored);
+  CHECK(tr::table_scale("layer2.L_scale_x") == DisplayScale::kStored);
+  const tr::ParameterSet p = {
+      {"layer1.L_scale", arma::mat(1, 1, arma::fill::value(std::log(3.0)))}};
+  const auto rows = tr::summarise_parameters(p, p);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].scale == DisplayScale::kExp);
+  CHECK(rows[0].min == doctest::Approx(3.0));
+  CHECK(tr::parameter_csv("layer1.L_scale", p.at("layer1.L_scale")) ==
+        tr::parameter_csv("x.log_s", p.at("layer1.L_scale")));
+  // result.json's scalar_parameters: the stored value under its own name, and no other key.
+  const dkp::util::Json j = tr::scalar_parameters_json(p);
+  CHECK(j.dump(0) == dkp::util::Json::object().set("layer1.L_scale", std::log(3.0)).dump(0));
 }
 
 namespace {

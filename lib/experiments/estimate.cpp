@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <numeric>
 #include <queue>
 
 #include <fmt/format.h>
@@ -412,8 +413,17 @@ GridEstimate estimate_cells(Estimator& estimator, const std::vector<RunSpec>& pe
   GridEstimate g;
   g.cells = cells;
   g.pending = pending.size();
-  for (const auto& c : pending) {
-    CellEstimate e = estimator.estimate(c);
+  // Depths 2 and 5 first: their calibrations are needed anyway and say whether a model is slow,
+  // so that a slow model's depth-1 cells take the line instead of a calibration of their own
+  // (the CIFAR-10 DIWP's: 13 s). The estimates keep the cells' order.
+  std::vector<size_t> order(pending.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) {
+    return pending[i].depth == kDepthLow || pending[i].depth == kMaxCalibratedDepth;
+  });
+  std::vector<CellEstimate> estimates(pending.size());
+  for (size_t i : order) estimates[i] = estimator.estimate(pending[i]);
+  for (auto& e : estimates) {
     (e.source == EstimateSource::stored ? g.stored : g.calibrated) += 1;
     g.cpu_s += e.total_s();
     g.longest_s = std::max(g.longest_s, e.total_s());

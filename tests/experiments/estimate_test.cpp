@@ -438,6 +438,32 @@ TEST_CASE("estimate: a slow model's depth 1 from the line through depths 2 and 5
     k.slow = true;
     return k;
   };
+  // A grid's estimate takes depths 2 and 5 first: a slow model's depth-1 cells, listed first,
+  // are never calibrated themselves; the estimates keep the cells' order.
+  {
+    std::vector<int> asked;
+    EstimatorOptions o2;
+    o2.calibrator = [&](const CalibrationRequest& r) {
+      asked.push_back(r.cell.depth);
+      Calibration k;
+      k.batches = r.batches;
+      for (size_t i = 0; i < r.batches.size(); ++i) k.step_s.push_back(1e-3 * r.cell.depth);
+      k.slow = true;
+      return k;
+    };
+    Estimator e2({}, o2);
+    std::vector<RunSpec> cells;
+    for (int d : {1, 3, 2, 5}) {
+      cells.push_back(c);
+      cells.back().depth = d;
+    }
+    const GridEstimate ge = estimate_cells(e2, cells, cells.size());
+    CHECK(asked == std::vector<int>{2, 5});
+    REQUIRE(ge.estimates.size() == 4);
+    CHECK(ge.estimates[0].step_s == doctest::Approx(1e-3));
+    CHECK(ge.estimates[1].step_s == doctest::Approx(3e-3));
+    CHECK(ge.estimates[3].step_s == doctest::Approx(5e-3));
+  }
   Estimator steep({}, opt);
   c.depth = 2;
   steep.estimate(c);

@@ -378,6 +378,7 @@ int grid_verify(const ex::Grid& grid, const fs::path& results, const po::variabl
 
 // Where a cell's step time comes from, in words.
 std::string source_text(const ex::CellEstimate& e) {
+  if (!e.not_estimated.empty()) return "not estimated: " + e.not_estimated;
   if (e.source == ex::EstimateSource::stored) {
     return e.stored_cells == 1
                ? std::string("step time: a stored cell of the same cost")
@@ -461,6 +462,10 @@ int grid_estimate(const std::vector<fs::path>& files, const std::string& profile
       spdlog::info("calibrated {} model shapes so far", calibrating);
     }
   };
+  // A calibration may take what a run may: --max-memory, else what this process may take now.
+  eo.memory_limit = vm.count("max-memory")
+                        ? platform::parse_byte_size(vm["max-memory"].as<std::string>())
+                        : platform::available_memory_bytes();
   ex::Estimator est(ex::read_stored_timings(results), eo);
   if (vm.count("cell")) {
     if (files.size() != 1) throw UsageError("--estimate --cell takes one grid file");
@@ -518,8 +523,18 @@ int grid_estimate(const std::vector<fs::path>& files, const std::string& profile
     const ex::GridEstimate g = ex::estimate_cells(est, pending, grid.cells.size());
     std::vector<double> seconds;
     for (const auto& e : g.estimates) {
+      if (!e.not_estimated.empty()) continue;
       seconds.push_back(e.total_s());
       all[e.hash] = e.total_s();
+    }
+    if (g.not_estimated > 0) {
+      const auto first = std::find_if(g.estimates.begin(), g.estimates.end(),
+                                      [](const auto& e) { return !e.not_estimated.empty(); });
+      notes.push_back(fmt::format(
+          "{}: {} pending cell{} not estimated and left out of the hours (e.g. {} {}: {}; "
+          "--max-memory sets the limit)",
+          grid.name, g.not_estimated, g.not_estimated == 1 ? "" : "s", first->hash, first->label,
+          first->not_estimated));
     }
     stored += g.stored;
     calibrated += g.calibrated;

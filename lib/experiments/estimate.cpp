@@ -13,6 +13,7 @@
 #include "data/datasets.hpp"
 #include "data/toy.hpp"
 #include "eval/metrics.hpp"
+#include "experiments/memory_guard.hpp"
 #include "experiments/store.hpp"
 #include "models/factory.hpp"
 #include "random/stream.hpp"
@@ -211,7 +212,7 @@ Calibration calibrate(const CalibrationRequest& r) {
   // took 238 s and 14 GB.
   const size_t smallest = *std::min_element(r.batches.begin(), r.batches.end());
   const double probe = step_at(smallest, 1);
-  out.slow = probe * double(samples) > r.slow_step_s;
+  out.slow = r.one_sample || probe * double(samples) > r.slow_step_s;
   out.samples_timed = out.slow ? 1 : samples;
   bool slow = out.slow;  // a step took over a second: time no more than needed
   for (size_t batch : r.batches) {
@@ -273,6 +274,15 @@ const StoredTiming* Estimator::stored(const std::string& hash) const {
   return it == by_hash_.end() ? nullptr : &stored_[it->second];
 }
 
+namespace {
+
+// A calibration the memory limit rules out (Estimator::estimate catches it).
+struct NotEstimated : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace
+
 double Estimator::calibration_seconds() const {
   double s = 0.0;
   for (const auto& [key, c] : calibrations_) s += c.seconds;
@@ -320,9 +330,30 @@ CellEstimate Estimator::estimate(const RunSpec& cell, const std::string& exclude
     // The model's shape, whatever its depth.
     const std::string shape_key = calibration_key(request_at(0));
     const auto calibrated_at = [&](int depth) -> const Calibration& {
-      const CalibrationRequest r = request_at(depth);
+      CalibrationRequest r = request_at(depth);
       const RunSpec& at = r.cell;
       const std::string key = calibration_key(r);
+      if (options_.memory_limit && calibrations_.count(key) == 0) {
+        // The memory guard's bound of the calibration's step: its largest batch, on as many
+        // synthetic rows as it makes.
+        RunSpec probe = at;
+        probe.protocol.batch = long(*std::max_element(r.batches.begin(), r.batches.end()));
+        const size_t inducing =
+            std::min<size_t>(size_t(std::max<long>(at.protocol.inducing, 0)), shape.n_train);
+        const size_t rows = std::max<size_t>({size_t(probe.protocol.batch), inducing, 2});
+        const double limit = double(*options_.memory_limit);
+        if (step_memory_lower_bound(probe, rows).bytes > limit / 4) {
+          probe.protocol.train_samples = 1;
+          const MemoryBound one = step_memory_lower_bound(probe, rows);
+          if (one.bytes > limit) {
+            throw NotEstimated(fmt::format(
+                "its calibration would need at least {:.1f} GiB with one sample ({}), more than "
+                "the {:.1f} GiB it may take",
+                one.bytes / double(1ull << 30), one.terms, limit / double(1ull << 30)));
+          }
+          r.one_sample = true;
+        }
+      }
       auto it = calibrations_.find(key);
       if (it == calibrations_.end()) {
         if (options_.on_calibrate) options_.on_calibrate(at, key);
@@ -363,26 +394,32 @@ CellEstimate Estimator::estimate(const RunSpec& cell, const std::string& exclude
     // any depth costs two or three calibrations per model and shape, each at most a depth-5
     // model's time and memory. Boston's steps at depths 2 to 5 (docs/performance.md) lie within
     // 9% of that line. Below depth 2 the line is held at no less than depth/2 of depth 2's time.
-    const bool own = cell.depth == kDepthLow || cell.depth == kMaxCalibratedDepth ||
-                     (cell.depth < kDepthLow && slow_shapes_.count(shape_key) == 0);
-    if (own) {
-      const Calibration& c = calibrated_at(cell.depth);
-      e.step_s = step_seconds_at(c, e.batch);
-      e.predict_s = predict_seconds_at(c, test_points, samples);
-    } else {
-      const Calibration& lo = calibrated_at(kDepthLow);
-      const Calibration& hi = calibrated_at(kMaxCalibratedDepth);
-      const double span = double(kMaxCalibratedDepth - kDepthLow);
-      const int d = cell.depth;
-      const auto along = [&](double at_lo, double at_hi) {
-        const double per_layer = std::max(0.0, at_hi - at_lo) / span;
-        if (d > kMaxCalibratedDepth) return at_hi + double(d - kMaxCalibratedDepth) * per_layer;
-        const double v = at_lo + double(d - kDepthLow) * per_layer;
-        return d < kDepthLow ? std::max(v, at_lo * double(d) / double(kDepthLow)) : v;
-      };
-      e.step_s = along(step_seconds_at(lo, e.batch), step_seconds_at(hi, e.batch));
-      e.predict_s = along(predict_seconds_at(lo, test_points, samples),
-                          predict_seconds_at(hi, test_points, samples));
+    try {
+      const bool own = cell.depth == kDepthLow || cell.depth == kMaxCalibratedDepth ||
+                       (cell.depth < kDepthLow && slow_shapes_.count(shape_key) == 0);
+      if (own) {
+        const Calibration& c = calibrated_at(cell.depth);
+        e.step_s = step_seconds_at(c, e.batch);
+        e.predict_s = predict_seconds_at(c, test_points, samples);
+      } else {
+        const Calibration& lo = calibrated_at(kDepthLow);
+        const Calibration& hi = calibrated_at(kMaxCalibratedDepth);
+        const double span = double(kMaxCalibratedDepth - kDepthLow);
+        const int d = cell.depth;
+        const auto along = [&](double at_lo, double at_hi) {
+          const double per_layer = std::max(0.0, at_hi - at_lo) / span;
+          if (d > kMaxCalibratedDepth) return at_hi + double(d - kMaxCalibratedDepth) * per_layer;
+          const double v = at_lo + double(d - kDepthLow) * per_layer;
+          return d < kDepthLow ? std::max(v, at_lo * double(d) / double(kDepthLow)) : v;
+        };
+        e.step_s = along(step_seconds_at(lo, e.batch), step_seconds_at(hi, e.batch));
+        e.predict_s = along(predict_seconds_at(lo, test_points, samples),
+                            predict_seconds_at(hi, test_points, samples));
+      }
+    } catch (const NotEstimated& n) {
+      e.not_estimated = n.what();
+      e.steps = 0;
+      return e;
     }
   }
   e.train_s = double(e.steps) * e.step_s;
@@ -424,6 +461,11 @@ GridEstimate estimate_cells(Estimator& estimator, const std::vector<RunSpec>& pe
   std::vector<CellEstimate> estimates(pending.size());
   for (size_t i : order) estimates[i] = estimator.estimate(pending[i]);
   for (auto& e : estimates) {
+    if (!e.not_estimated.empty()) {
+      ++g.not_estimated;
+      g.estimates.push_back(std::move(e));
+      continue;
+    }
     (e.source == EstimateSource::stored ? g.stored : g.calibrated) += 1;
     g.cpu_s += e.total_s();
     g.longest_s = std::max(g.longest_s, e.total_s());

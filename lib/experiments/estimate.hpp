@@ -86,6 +86,9 @@ struct CalibrationRequest {
   /// the cell's samples (the probe's time times the samples) makes the calibration a slow one:
   /// its steps are timed with one sample and scaled to the cell's.
   double slow_step_s = 0.5;
+  /// Time the steps with one training sample, scaled, whatever the probe (the estimator sets it
+  /// when the cell's samples would take too much memory: EstimatorOptions::memory_limit).
+  bool one_sample = false;
 };
 
 struct Calibration {
@@ -153,6 +156,10 @@ struct CellEstimate {
   double train_s = 0.0;       ///< steps x step_s
   double final_elbo_s = 0.0;  ///< R x ceil(N_train / B) x step_s / 2
   double predict_s = 0.0;
+  /// Why the cell has no estimate ("" when it has one): its calibration would need more memory
+  /// than EstimatorOptions::memory_limit even with one sample. Its times are 0 and it counts in
+  /// no total.
+  std::string not_estimated;
   double total_s() const { return train_s + final_elbo_s + predict_s; }
 };
 
@@ -160,6 +167,12 @@ struct EstimatorOptions {
   Calibrator calibrator = calibrate;
   /// Called before each new calibration (e.g. to log it); may be empty.
   std::function<void(const RunSpec&, const std::string& key)> on_calibrate;
+  /// The memory a calibration may take (bytes; nullopt: not checked), held against the memory
+  /// guard's lower bound of its step (experiments/memory_guard.hpp) at its largest batch: above a
+  /// quarter of it the steps are timed with one sample (measured peaks are 2-10 times the bound);
+  /// when even one sample's bound exceeds it, the cell is not estimated (CellEstimate::
+  /// not_estimated) instead of calibrated.
+  std::optional<uint64_t> memory_limit;
 };
 
 /// Estimates cells from a store's timings and calibrations, each calibration done once per cost
@@ -198,8 +211,9 @@ double makespan(std::vector<double> seconds, size_t slots);
 struct GridEstimate {
   size_t cells = 0;
   size_t pending = 0;
-  size_t stored = 0;      ///< pending cells estimated from stored timings
-  size_t calibrated = 0;  ///< pending cells estimated from a calibration
+  size_t stored = 0;         ///< pending cells estimated from stored timings
+  size_t calibrated = 0;     ///< pending cells estimated from a calibration
+  size_t not_estimated = 0;  ///< pending cells without an estimate (CellEstimate::not_estimated)
   double cpu_s = 0.0;
   double longest_s = 0.0;
   std::vector<CellEstimate> estimates;  ///< one per pending cell, grid order

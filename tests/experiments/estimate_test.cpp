@@ -470,3 +470,39 @@ TEST_CASE("estimate: a slow model's depth 1 from the line through depths 2 and 5
   c.depth = 1;
   CHECK(steep.estimate(c).step_s == doctest::Approx(0.5e-3));
 }
+
+TEST_CASE("estimate: a calibration over the memory limit is timed with one sample, or skipped") {
+  // yacht, depth 2, 10 samples, 100 inducing points, batch 277: the memory guard's bound of the
+  // calibration's step is 2 M^2 x 2 layers + (M^2 + B M) x 10 samples x 2 layers doubles, about
+  // 6.3 MB, and 0.9 MB with one sample.
+  std::vector<bool> one_sample;
+  EstimatorOptions opt;
+  opt.calibrator = [&](const CalibrationRequest& r) {
+    one_sample.push_back(r.one_sample);
+    Calibration c;
+    c.batches = r.batches;
+    for (size_t i = 0; i < r.batches.size(); ++i) c.step_s.push_back(1e-3);
+    return c;
+  };
+  RunSpec c = small_grid("yacht", "[0]").cells.front();
+  c.depth = 2;
+  c.protocol.train_samples = 10;
+  c.protocol.inducing = 100;
+  opt.memory_limit = uint64_t(1) << 30;  // plenty: the cell's samples
+  Estimator roomy({}, opt);
+  CHECK(roomy.estimate(c).not_estimated.empty());
+  opt.memory_limit = uint64_t(8) << 20;  // 8 MB: above a quarter of it, one sample
+  Estimator tight({}, opt);
+  CHECK(tight.estimate(c).not_estimated.empty());
+  opt.memory_limit = uint64_t(512) << 10;  // 0.5 MB: not even one sample
+  Estimator none({}, opt);
+  const CellEstimate e = none.estimate(c);
+  CHECK(e.not_estimated.find("its calibration would need at least") != std::string::npos);
+  CHECK(e.total_s() == 0.0);
+  CHECK(none.calibrations() == 0);
+  CHECK(one_sample == std::vector<bool>{false, true});
+  const GridEstimate g = estimate_cells(none, {c}, 1);
+  CHECK(g.not_estimated == 1);
+  CHECK(g.calibrated == 0);
+  CHECK(g.cpu_s == 0.0);
+}

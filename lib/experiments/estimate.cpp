@@ -214,7 +214,8 @@ Calibration calibrate(const CalibrationRequest& r) {
   const double probe = step_at(smallest, 1);
   out.slow = r.one_sample || probe * double(samples) > r.slow_step_s;
   out.samples_timed = out.slow ? 1 : samples;
-  bool slow = out.slow;  // a step took over a second: time no more than needed
+  // A slow model, or a step over a second: a smaller prediction below.
+  bool long_step = out.slow;
   for (size_t batch : r.batches) {
     std::vector<double> times;
     if (out.slow) {
@@ -223,7 +224,7 @@ Calibration calibrate(const CalibrationRequest& r) {
       // A warm-up step (it also allocates), then three timed ones (their median), or one when a
       // step takes over kOneTimedStep.
       const double warm = step_at(batch, samples);
-      slow = slow || warm > 1.0;
+      long_step = long_step || warm > 1.0;
       const int timed = warm > kOneTimedStep ? 1 : 3;
       for (int i = 0; i < timed; ++i) times.push_back(step_at(batch, samples));
     }
@@ -231,8 +232,9 @@ Calibration calibrate(const CalibrationRequest& r) {
   }
   // The prediction at two sizes (fewer points and samples for a slow model; scaled up by the
   // line through them), with its scores as `dkp run` times it.
-  const size_t most = slow ? std::min<size_t>(r.predict_points, 60) : r.predict_points;
-  const size_t predict_samples = slow ? std::min<size_t>(r.predict_samples, 2) : r.predict_samples;
+  const size_t most = long_step ? std::min<size_t>(r.predict_points, 60) : r.predict_points;
+  const size_t predict_samples =
+      long_step ? std::min<size_t>(r.predict_samples, 2) : r.predict_samples;
   std::vector<size_t> sizes;
   if (most > kPredictFew && !out.slow) sizes.push_back(kPredictFew);
   if (most > 0) sizes.push_back(most);

@@ -101,12 +101,12 @@ struct Calibration {
   size_t predict_samples = 0;
   double seconds = 0.0;  ///< wall time the calibration took
   /// Slow: a step with one sample times the cell's samples came to over
-  /// CalibrationRequest::slow_step_s. Its steps were then timed with one training sample
-  /// (samples_timed = 1), one step per batch size, and step_s scaled by the cell's samples (an
-  /// upper bound: the work that does not grow with the samples is scaled too), which also keeps
-  /// the calibration's memory that of one sample; its prediction timed at one size; and the
-  /// estimator takes depths 1, 3 and 4 from the line through depths 2 and 5 instead of
-  /// calibrating each.
+  /// CalibrationRequest::slow_step_s (or the request asked for one sample). Its steps were then
+  /// timed with one training sample (samples_timed = 1), one step per batch size, and step_s
+  /// scaled by the cell's samples (an upper bound: the work that does not grow with the samples
+  /// is scaled too), which also keeps the calibration's memory that of one sample; its
+  /// prediction timed at one size; and the estimator takes the model's depth 1 from the line
+  /// through depths 2 and 5 instead of calibrating it (depths 3, 4 and above 5 always do).
   bool slow = false;
   size_t samples_timed = 0;  ///< the training samples of the timed steps
 };

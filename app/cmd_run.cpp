@@ -337,6 +337,7 @@ int cmd_run(const std::vector<std::string>& args) {
   po::variables_map vm;
   const std::string usage =
       "dkp run --dataset NAME --split K --model MODEL [--posterior P] [options]\n"
+      "dkp run --spec TEXT|FILE [options]   (a manifest's canonical_config)\n"
       "\nexit codes: 0 done (or an existing result reused), 1 error, 2 usage error (or --out holds "
       "another\nconfiguration's result or checkpoint), 75 another process is running --out (its "
       "run.lock), 130 interrupted\n\n" +

@@ -78,6 +78,17 @@ struct FakeCalibrator {
   }
 };
 
+// A calibration of `r` with the same step time at every batch size and no prediction; `slow` as
+// Calibration::slow (timed with one sample).
+Calibration flat_calibration(const CalibrationRequest& r, double step_s, bool slow = false) {
+  Calibration c;
+  c.batches = r.batches;
+  c.step_s.assign(r.batches.size(), step_s);
+  c.slow = slow;
+  if (slow) c.samples_timed = 1;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("estimate: dataset shapes agree with the data and its classes") {
@@ -378,9 +389,7 @@ TEST_CASE("estimate: a deep cell from the line through depths 2 and 5, two calib
   EstimatorOptions opt;
   opt.calibrator = [&](const CalibrationRequest& r) {
     depths.push_back(r.cell.depth);
-    Calibration c;
-    c.batches = r.batches;
-    for (size_t i = 0; i < r.batches.size(); ++i) c.step_s.push_back(1e-3 + 2e-3 * r.cell.depth);
+    Calibration c = flat_calibration(r, 1e-3 + 2e-3 * r.cell.depth);
     c.predict_points = {r.predict_points};
     c.predict_samples = r.predict_samples;
     c.predict_s = {5e-3 + 1e-3 * r.cell.depth};
@@ -412,12 +421,7 @@ TEST_CASE("estimate: a slow model's depth 1 from the line through depths 2 and 5
   EstimatorOptions opt;
   opt.calibrator = [&](const CalibrationRequest& r) {
     depths.push_back(r.cell.depth);
-    Calibration c;
-    c.batches = r.batches;
-    for (size_t i = 0; i < r.batches.size(); ++i) c.step_s.push_back(1e-3 + 2e-3 * r.cell.depth);
-    c.slow = true;
-    c.samples_timed = 1;
-    return c;
+    return flat_calibration(r, 1e-3 + 2e-3 * r.cell.depth, true);
   };
   Estimator est({}, opt);
   RunSpec c = small_grid("boston", "[0]").cells.front();
@@ -431,12 +435,7 @@ TEST_CASE("estimate: a slow model's depth 1 from the line through depths 2 and 5
   // Below depth 2 the line is held at depth/2 of depth 2's time: with 1 ms per layer at depth 2
   // and 10 ms at depth 5 (a line below 0 at depth 1), depth 1 costs 0.5 ms.
   opt.calibrator = [](const CalibrationRequest& r) {
-    Calibration k;
-    k.batches = r.batches;
-    for (size_t i = 0; i < r.batches.size(); ++i)
-      k.step_s.push_back(r.cell.depth == 2 ? 1e-3 : 1e-2);
-    k.slow = true;
-    return k;
+    return flat_calibration(r, r.cell.depth == 2 ? 1e-3 : 1e-2, true);
   };
   // A grid's estimate takes depths 2 and 5 first: a slow model's depth-1 cells, listed first,
   // are never calibrated themselves; the estimates keep the cells' order.
@@ -445,11 +444,7 @@ TEST_CASE("estimate: a slow model's depth 1 from the line through depths 2 and 5
     EstimatorOptions o2;
     o2.calibrator = [&](const CalibrationRequest& r) {
       asked.push_back(r.cell.depth);
-      Calibration k;
-      k.batches = r.batches;
-      for (size_t i = 0; i < r.batches.size(); ++i) k.step_s.push_back(1e-3 * r.cell.depth);
-      k.slow = true;
-      return k;
+      return flat_calibration(r, 1e-3 * r.cell.depth, true);
     };
     Estimator e2({}, o2);
     std::vector<RunSpec> cells;
@@ -479,10 +474,7 @@ TEST_CASE("estimate: a calibration over the memory limit is timed with one sampl
   EstimatorOptions opt;
   opt.calibrator = [&](const CalibrationRequest& r) {
     one_sample.push_back(r.one_sample);
-    Calibration c;
-    c.batches = r.batches;
-    for (size_t i = 0; i < r.batches.size(); ++i) c.step_s.push_back(1e-3);
-    return c;
+    return flat_calibration(r, 1e-3);
   };
   RunSpec c = small_grid("yacht", "[0]").cells.front();
   c.depth = 2;

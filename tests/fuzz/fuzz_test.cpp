@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <random>
 #include <string>
 #include <typeinfo>
@@ -20,12 +19,6 @@ namespace fs = std::filesystem;
 namespace fz = dkp::fuzz;
 
 namespace {
-
-std::string read_source(const std::string& rel) {
-  std::ifstream f(fs::path(DKP_SOURCE_DIR) / rel, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "seed file " << rel);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
 
 std::string mutate(const std::vector<std::string>& corpus, std::mt19937_64& rng) {
   static const std::string tokens[] = {
@@ -86,8 +79,7 @@ long runs() {
 TEST_CASE("fuzz: every target takes its seeds, and mutated inputs are parsed or refused") {
   const fs::path scratch = dkp::test::temp_dir("fuzz");
   for (const fz::Target& t : fz::targets()) {
-    std::vector<std::string> corpus = t.seeds;
-    for (const auto& f : t.seed_files) corpus.push_back(read_source(f));
+    const std::vector<std::string> corpus = fz::seed_corpus(t);
     REQUIRE(!corpus.empty());
     // The seeds are valid inputs: accepted.
     for (const auto& s : corpus) {

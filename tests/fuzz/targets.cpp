@@ -1,6 +1,7 @@
 #include "targets.hpp"
 
 #include <fstream>
+#include <iterator>
 
 #include "data/checksums.hpp"
 #include "data/mnist.hpp"
@@ -269,6 +270,16 @@ std::vector<Target> make_targets() {
 const std::vector<Target>& targets() {
   static const std::vector<Target> t = make_targets();
   return t;
+}
+
+std::vector<std::string> seed_corpus(const Target& t) {
+  std::vector<std::string> corpus = t.seeds;
+  for (const auto& f : t.seed_files) {
+    std::ifstream in(fs::path(DKP_SOURCE_DIR) / f, std::ios::binary);
+    if (!in) throw Error("fuzz target " + t.name + ": cannot read its seed file " + f);
+    corpus.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return corpus;
 }
 
 const Target* find_target(const std::string& name) {

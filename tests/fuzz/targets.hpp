@@ -36,6 +36,10 @@ struct Target {
 
 const std::vector<Target>& targets();
 
+/// A target's seed corpus: its inline seeds, then the repository files it names (read from the
+/// source tree; dkp::Error naming a file that cannot be read). Both drivers start from it.
+std::vector<std::string> seed_corpus(const Target& t);
+
 /// The target named `name`, or nullptr.
 const Target* find_target(const std::string& name);
 

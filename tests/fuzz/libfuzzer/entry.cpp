@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 #include <unistd.h>
@@ -43,14 +42,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const auto& t = target();
   std::filesystem::create_directories(dir);
   int k = 0;
-  auto put = [&](const std::string& bytes) {
+  for (const auto& bytes : dkp::fuzz::seed_corpus(t)) {
     std::ofstream(std::filesystem::path(dir) / ("seed-" + std::to_string(k++)), std::ios::binary)
         << bytes;
-  };
-  for (const auto& s : t.seeds) put(s);
-  for (const auto& f : t.seed_files) {
-    std::ifstream in(std::filesystem::path(DKP_SOURCE_DIR) / f, std::ios::binary);
-    put(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
   }
   return 0;
 }

@@ -103,9 +103,9 @@ const std::vector<OptionDecl>& option_table() {
              false),
         make(opt::kMfUntil, T::Number, "0", {}, "steps for which the posterior is mean field",
              "cdgp jointly-gaussian: the cross-layer blocks of q's Cholesky factor held at 0 for "
-             "this many steps, so that the run is mean field until then and the jointly "
-             "Gaussian posterior trains on from its optimum (a whole number; 0: learned from the "
-             "first step)",
+             "this many steps, so that the run is mean field until then (u sampled, not "
+             "integrated out) and the jointly Gaussian posterior trains on from the point it "
+             "reached (a whole number; 0: learned from the first step)",
              false),
         make(opt::kAPrimeForm, T::Choice, "full", {"full", "unit-lower"}, "the form of A'",
              "dwp agw, abgw: A' a full matrix (the AGW paper's) | I plus a strictly "

@@ -274,9 +274,10 @@ def main():
           f"{elbo_se:.4f}  E[ll]/N {exp_ll:+.4f}  KL/N {kl:.4f}  test LL {test_ll:+.4f}  "
           f"acc {acc:.4f}  train {train_s:.1f}s wall {train_cpu:.1f}s CPU, eval {eval_s:.1f}s",
           flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
+    if args.out:   # written whole or not at all
+        with open(args.out + ".tmp", "w") as f:
             json.dump(res, f, indent=1)
+        os.replace(args.out + ".tmp", args.out)
     print("RESULT " + json.dumps({k: v for k, v in res.items() if k != "trace"}), flush=True)
 
 

@@ -152,14 +152,19 @@ std::string CompositionalDgp::describe() const {
   size_t i = 0;
   while (cdgp_posteriors()[i] != cfg_.posterior) ++i;
   return fmt::format(
-      "compositional-uncertainty DGP: {} one-dimensional layers, {}, {} inducing points, last "
+      "compositional-uncertainty DGP: {} one-dimensional layers, {}{}, {} inducing points, last "
       "kernel {}, fixed noise sd {}",
-      cfg_.depth, what[i], cfg_.inducing, cfg_.last_periodic ? "periodic" : "SE", cfg_.noise_std);
+      cfg_.depth, what[i],
+      cfg_.posterior == "jointly-gaussian" && cfg_.analytic ? " (integrated out analytically)" : "",
+      cfg_.inducing, cfg_.last_periodic ? "periodic" : "SE", cfg_.noise_std);
 }
 
 CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var& X,
                                                      random::Stream& rng, bool own,
                                                      bool with_kl) const {
+  if (cfg_.posterior == "jointly-gaussian" && cfg_.analytic) {
+    return sample_analytic(p, X, rng, own);
+  }
   const size_t L = cfg_.depth, M = cfg_.inducing;
   ad::Tape& tape = X.tape();
   SampleOut out;
@@ -211,6 +216,70 @@ CompositionalDgp::SampleOut CompositionalDgp::sample(const VarMap& p, const Var&
     F = conditional_draw(k, identity, F, Zl, ul, S, cfg_.jitter, rng);
     out.f.push_back(F);
     if (own) out.own.push_back(conditional_draw(k, identity, X, Zl, ul, S, cfg_.jitter, rng));
+  }
+  return out;
+}
+
+// The paper's eqs. 15-17 with the full cross-layer covariance. With u = m + S e (S the joint
+// factor, r = L M columns), the layers drawn so far leave u ~ N(m + S w, S P S^T): w = 0 and P =
+// I before layer 1. Layer l's f_l is then Gaussian given f_(l-1), with u_l's block S_l = S's rows
+// of layer l integrated out:
+//   mean  mu_l(f_(l-1)) + alpha^T (m_l + S_l w - mu_l(z_l)),
+//   cov   k(f, f) - alpha^T K_zz alpha + E P E^T,   E = alpha^T S_l   (alpha = K_zz^-1 k(z, f)),
+// drawn as f_l = mean + Lc eps with Lc Lc^T = cov. Conditioning u on that draw (a linear-Gaussian
+// observation of u, innovation covariance cov): with V = Lc^-1 E,
+//   w <- w + P V^T eps,   P <- P - P V^T V P.
+// Two layers give the paper's eqs. 31-34: E[u_2 | f_1] = m_2 + S_21 D^T eps and Cov[u_2 | f_1] =
+// S_21 (I - D^T D) S_21^T + S_22 S_22^T with D = Lc^-1 alpha^T S_11.
+CompositionalDgp::SampleOut CompositionalDgp::sample_analytic(const VarMap& p, const Var& X,
+                                                              random::Stream& rng, bool own) const {
+  const size_t L = cfg_.depth, M = cfg_.inducing;
+  ad::Tape& tape = X.tape();
+  const Var S = joint_factor(p), m = get(p, "q.m");
+  Var w, P;  // invalid before layer 1: w = 0, P = I
+  SampleOut out;
+  Var F = X;
+  for (size_t l = 1; l <= L; ++l) {
+    const Kernel k = layer_kernel(p, l, l == L && cfg_.last_periodic);
+    const bool identity = l < L;
+    const Var Zl = get(p, layer_key(l, "Z"));
+    const Var Sl = ad::rows(S, (l - 1) * M, l * M - 1);  // M x r
+    Var mu_u = ad::rows(m, (l - 1) * M, l * M - 1);
+    if (w.valid()) mu_u = mu_u + ad::matmul(Sl, w);
+    const Var resid = identity ? mu_u - Zl : mu_u;
+    const Var Lz = ad::cholesky(kmat(k, Zl, Zl) + eye(tape, M, cfg_.jitter), "cdgp K_zz");
+    const Var Lz_resid = ad::solve_lower(Lz, resid), Lz_S = ad::solve_lower(Lz, Sl);
+    // The layer's Gaussian at the points G (its input): the mean, and the covariance's factor.
+    auto moments = [&](const Var& G, Var& mean, Var& E) {
+      const Var A = ad::solve_lower(Lz, kmat(k, Zl, G));  // M x N
+      mean = ad::matmul(A, Lz_resid, true, false);
+      if (identity) mean = mean + G;
+      E = ad::matmul(A, Lz_S, true, false);  // alpha^T S_l, N x r
+      const Var EP = P.valid() ? ad::matmul(E, P) : E;
+      const Var cov =
+          kmat(k, G, G) - ad::matmul(A, A, true, false) + ad::matmul(EP, E, false, true);
+      return ad::cholesky(cov + eye(tape, G.n_rows(), cfg_.jitter), "cdgp conditional covariance");
+    };
+    Var mean, E;
+    const Var Lc = moments(F, mean, E);
+    const Var eps = tape.constant(random::normal_matrix(rng, F.n_rows(), 1));
+    const Var f = mean + ad::matmul(Lc, eps);
+    if (own) {
+      Var own_mean, own_E;
+      const Var own_Lc = moments(X, own_mean, own_E);
+      out.own.push_back(
+          own_mean + ad::matmul(own_Lc, tape.constant(random::normal_matrix(rng, X.n_rows(), 1))));
+    }
+    if (l < L) {                             // condition u on this layer's draw
+      const Var V = ad::solve_lower(Lc, E);  // N x r
+      const Var PVt = P.valid() ? ad::matmul(P, V, false, true) : ad::transpose(V);  // r x N
+      const Var dw = ad::matmul(PVt, eps);
+      w = w.valid() ? w + dw : dw;
+      const Var shrink = ad::matmul(PVt, PVt, false, true);  // P V^T V P
+      P = P.valid() ? P - shrink : eye(tape, S.n_cols(), 1.0) - shrink;
+    }
+    out.f.push_back(f);
+    F = f;
   }
   return out;
 }
@@ -348,7 +417,8 @@ std::vector<RegistryEntry> cdgp_entries() {
     e.default_posterior = post == "dsvi";
     if (post == "dsvi") e.aliases = {"mean-field"};
     e.kernels = {"periodic", "se"};
-    if (post == "jointly-gaussian") e.options = {{opt::kMfUntil, {}, {}}};
+    if (post == "jointly-gaussian")
+      e.options = {{opt::kMfUntil, {}, {}}, {opt::kMarginalise, {}, {}}};
     e.build = [post](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
                      random::Stream& init) -> std::unique_ptr<Model> {
       if (X_train.n_cols != 1) {
@@ -361,6 +431,7 @@ std::vector<RegistryEntry> cdgp_entries() {
       cfg.last_periodic = spec.kernel == "periodic";
       if (post == "jointly-gaussian") {
         cfg.mf_until = spec.options.steps(opt::kMfUntil);
+        cfg.analytic = spec.options.choice(opt::kMarginalise) == "analytic";
       }
       return std::make_unique<CompositionalDgp>(cfg, init);
     };

@@ -50,6 +50,10 @@ struct CdgpConfig {
   /// training steps (held_parameters), so that the run is mean field until then; they are then
   /// the parameter q.S_cross (q.S keeps the blocks of the diagonal). 0: one parameter q.S.
   size_t mf_until = 0;
+  /// "jointly-gaussian": the inducing outputs integrated out analytically (the paper's eqs.
+  /// 15-17, with the full cross-layer covariance: each layer's q(u_l) is conditioned on the
+  /// layers drawn before it) instead of sampled with every draw (its Sec. 4.1, "Sampling").
+  bool analytic = false;
 };
 
 /// The posteriors' names, as `dkp toy --posterior` takes them.
@@ -103,6 +107,9 @@ class CompositionalDgp : public Model {
   /// "jointly-gaussian": the lower-triangular factor of q's covariance over all layers' inducing
   /// outputs, tril(q.S), or with mf_until its diagonal blocks plus q.S_cross's other blocks.
   autodiff::Var joint_factor(const VarMap& p) const;
+  /// sample() for "jointly-gaussian" with `analytic`.
+  SampleOut sample_analytic(const VarMap& p, const autodiff::Var& X, random::Stream& rng,
+                            bool own_functions) const;
 
   CdgpConfig cfg_;
   ParamMap initial_;

@@ -107,6 +107,12 @@ const std::vector<OptionDecl>& option_table() {
              "integrated out) and the jointly Gaussian posterior trains on from the point it "
              "reached (a whole number; 0: learned from the first step)",
              false),
+        make(opt::kMarginalise, T::Choice, "sample", {"sample", "analytic"},
+             "how the inducing outputs leave the expected log-likelihood",
+             "cdgp jointly-gaussian: the inducing outputs of all layers sampled with every draw "
+             "(the paper's Sec. 4.1, \"Sampling\") | integrated out analytically, each layer's "
+             "q(u_l) conditioned on the layers drawn before it (its eqs. 15-17, with the full "
+             "cross-layer covariance)"),
         make(opt::kAPrimeForm, T::Choice, "full", {"full", "unit-lower"}, "the form of A'",
              "dwp agw, abgw: A' a full matrix (the AGW paper's) | I plus a strictly "
              "lower-triangular part (det A' = 1, so that A' shares no scale with the Bartlett "

@@ -32,6 +32,7 @@ inline constexpr const char* kQSqrtDiag = "q_sqrt_diag";
 inline constexpr const char* kDiwpVScale = "diwp_v_scale";
 inline constexpr const char* kGwUntil = "gw_until";
 inline constexpr const char* kMfUntil = "mf_until";
+inline constexpr const char* kMarginalise = "marginalise";
 inline constexpr const char* kAPrimeForm = "a_prime_form";
 inline constexpr const char* kDeltaInit = "delta_init";
 inline constexpr const char* kDiwpDof = "diwp_dof";

@@ -103,10 +103,15 @@ void expect_moments(const arma::mat& F, const arma::vec& mean, const arma::vec& 
 
 TEST_CASE("compositional DGP: ELBO gradients w.r.t. every parameter, every posterior") {
   const Tiny d = tiny_data(20, 1, 3);
-  for (const auto& post : dkp::models::cdgp_posteriors()) {
+  // Every posterior, and the jointly Gaussian one also with u integrated out analytically.
+  std::vector<std::pair<std::string, bool>> posteriors;
+  for (const auto& post : dkp::models::cdgp_posteriors()) posteriors.emplace_back(post, false);
+  posteriors.emplace_back("jointly-gaussian", true);
+  for (const auto& [post, analytic] : posteriors) {
     for (const bool periodic : {true, false}) {
       for (const size_t depth : {size_t(1), size_t(2), size_t(3)}) {
         CAPTURE(post);
+        CAPTURE(analytic);
         CAPTURE(periodic);
         CAPTURE(depth);
         dkp::random::Stream init(5);
@@ -114,6 +119,7 @@ TEST_CASE("compositional DGP: ELBO gradients w.r.t. every parameter, every poste
         // (some points lie close together) well conditioned for the finite differences.
         CdgpConfig c = small(post, depth, periodic);
         c.jitter = 1e-3;
+        c.analytic = analytic;
         const CompositionalDgp model(c, init);
         // Jiggled values (as every model's check), the S factors' diagonals moved away from 0,
         // where log|S_ii| bends too sharply for finite differences.
@@ -348,4 +354,85 @@ TEST_CASE("compositional DGP --mf-until: the cross-layer blocks as their own par
   CHECK(arma::abs(at3.at("q.S_cross")).max() == 0.0);
   CHECK(arma::abs(at3.at("q.S") - split.initial_parameters().at("q.S")).max() > 1e-4);
   CHECK(arma::abs(arma::trimatl(at5.at("q.S_cross") % (1.0 - own))).max() > 1e-4);
+}
+
+TEST_CASE("compositional DGP --marginalise analytic: the same q(f) as sampling u") {
+  // Integrating the inducing outputs out (eqs. 15-17, each layer's q(u_l) conditioned on the
+  // layers drawn before it) must leave the distribution of every layer's outputs as sampling u
+  // does, for a q with strong cross-layer correlation: each layer's mean and variance at every
+  // point, the expected log-likelihood, and Cov(f_1, f_L) at each point, within 4 standard errors
+  // of 40,000 draws each. At 2 and 3 layers (the conditioning of u runs once and twice).
+  const arma::mat X = arma::vec{-1.1, -0.4, 0.05, 0.6, 1.3};
+  const Tiny d = tiny_data(5, 1, 3);
+  const size_t M = 4, n = 40000;
+  for (const size_t L : {size_t(2), size_t(3)}) {
+    CAPTURE(L);
+    CdgpConfig c = small("jointly-gaussian", L, true);
+    dkp::random::Stream i1(5), i2(5);
+    CdgpConfig ca = c;
+    ca.analytic = true;
+    const CompositionalDgp sampled(c, i1), analytic(ca, i2);
+    ParamMap p = jiggle(sampled.initial_parameters(), 31, 0.3);
+    // A factor with cross-layer blocks as large as the diagonal ones.
+    dkp::random::Stream fs(32);
+    p["q.S"] = arma::trimatl(0.5 * dkp::random::normal_matrix(fs, L * M, L * M)) +
+               0.3 * arma::eye(L * M, L * M);
+    for (size_t l = 1; l <= L; ++l) p["layer" + std::to_string(l) + ".log_alpha"].fill(0.3);
+    auto draws = [&](const CompositionalDgp& model, uint64_t seed) {
+      dkp::random::Stream r(seed);
+      return model.predict(p, X, n, r, true);
+    };
+    const auto ps = draws(sampled, 41), pa = draws(analytic, 42);
+    // Layer l's draws (n columns), l = 1 .. L.
+    auto layer = [&](const dkp::models::Predictive& pr, size_t l) {
+      arma::mat F(X.n_rows, n);
+      for (size_t s = 0; s < n; ++s) {
+        if (l == L)
+          F.col(s) = pr.mean.col(s);
+        else
+          F.col(s) = pr.hidden[s][l - 1];
+      }
+      return F;
+    };
+    for (size_t l = 1; l <= L; ++l) {
+      CAPTURE(l);
+      const arma::mat Fs = layer(ps, l), Fa = layer(pa, l);
+      for (arma::uword i = 0; i < X.n_rows; ++i) {
+        CAPTURE(i);
+        const double vs = arma::var(Fs.row(i)), va = arma::var(Fa.row(i));
+        const double ms = arma::mean(Fs.row(i)), ma = arma::mean(Fa.row(i));
+        CHECK(std::abs(ms - ma) < 4.0 * std::sqrt((vs + va) / double(n)));
+        // The variances' standard errors from the squared deviations (the outputs of a
+        // composition are not normal, so not var sqrt(2 / (n - 1))).
+        const double ss = arma::var(arma::square(Fs.row(i) - ms)),
+                     sa = arma::var(arma::square(Fa.row(i) - ma));
+        CHECK(std::abs(vs - va) < 4.0 * std::sqrt((ss + sa) / double(n)));
+      }
+    }
+    // Cov(f_1(x_i), f_L(x_i)): the cross-layer dependence the conditioning of u carries.
+    const arma::mat F1s = layer(ps, 1), FLs = layer(ps, L), F1a = layer(pa, 1), FLa = layer(pa, L);
+    for (arma::uword i = 0; i < X.n_rows; ++i) {
+      CAPTURE(i);
+      const arma::rowvec as =
+          (F1s.row(i) - arma::mean(F1s.row(i))) % (FLs.row(i) - arma::mean(FLs.row(i)));
+      const arma::rowvec aa =
+          (F1a.row(i) - arma::mean(F1a.row(i))) % (FLa.row(i) - arma::mean(FLa.row(i)));
+      const double se = std::sqrt((arma::var(as) + arma::var(aa)) / double(n));
+      CHECK(std::abs(arma::mean(as) - arma::mean(aa)) < 4.0 * se);
+    }
+    // The expected log-likelihood of the ELBO: 100 estimates of 200 samples each.
+    auto ell = [&](const CompositionalDgp& model, uint64_t seed) {
+      dkp::random::Stream r(seed);
+      arma::vec e(100);
+      for (arma::uword k = 0; k < e.n_elem; ++k) {
+        dkp::autodiff::Tape tape;
+        const auto v = dkp::autodiff::to_vars(tape, p, false);
+        e[k] = model.elbo(v, d.X, d.y, double(d.X.n_rows), 200, 1.0, r).expected_loglik;
+      }
+      return e;
+    };
+    const arma::vec es = ell(sampled, 51), ea = ell(analytic, 52);
+    CHECK(std::abs(arma::mean(es) - arma::mean(ea)) <
+          4.0 * std::sqrt((arma::var(es) + arma::var(ea)) / double(es.n_elem)));
+  }
 }

@@ -49,6 +49,9 @@ int cmd_toy(const std::vector<std::string>& args) {
      "inducing-locations: the prior jitter's precision beta from each step on, STEP:BETA,... "
      "(the reference notebook feeds 1e8 throughout; e.g. 0:1e2,10000:1e5,20000:1e8 starts with "
      "more jitter)")
+    ("marginalise", po::value<std::string>()->default_value("analytic"),
+     "jointly-gaussian: the inducing outputs integrated out analytically (the paper's eqs. "
+     "15-17, as the grid's cells) | sample (drawn with every sample, the reference notebook's)")
     ("samples", po::value<long>()->default_value(10), "Monte Carlo samples per step (S = 10)")
     ("inducing", po::value<long>()->default_value(10), "inducing points per layer (M = 10)")
     ("depth", po::value<long>()->default_value(2), "layers (the paper: 2)")
@@ -108,6 +111,9 @@ int cmd_toy(const std::vector<std::string>& args) {
         "must be at least 1, --points and --var-samples at least 2, --figure-samples at least 0");
   }
   if (!(lr > 0.0) || !(noise_std > 0.0)) throw UsageError("--lr and --noise-std must be positive");
+  const std::string marginalise = vm["marginalise"].as<std::string>();
+  if (marginalise != "analytic" && marginalise != "sample")
+    throw UsageError(fmt::format("--marginalise '{}': analytic or sample", marginalise));
   if (last_kernel != "periodic" && last_kernel != "se")
     throw UsageError(fmt::format("--last-kernel '{}': periodic or se", last_kernel));
   std::vector<report::RefRow> refs;
@@ -136,6 +142,7 @@ int cmd_toy(const std::vector<std::string>& args) {
   so.noise_std = noise_std;
   so.last_periodic = last_kernel == "periodic";
   so.beta_schedule = beta_schedule;
+  so.analytic = marginalise == "analytic";
   so.elbo_samples = size_t(elbo_samples);
   so.var_samples = size_t(var_samples);
   so.figure_samples = size_t(fig_samples);

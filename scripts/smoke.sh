@@ -693,8 +693,8 @@ cmp -s "$work/tables/compositional-table1.csv" "$work/toy1/compositional-table1.
 # trains exactly as trial 1 of dkp toy (the same streams; its first ELBO estimate, of 10 samples,
 # is dkp toy's with --elbo-samples 10) and records each layer's variance at 0.
 "$dkp" run --dataset toy --split 1 --model cdgp --posterior jointly-gaussian --depth 2 \
-  --kernel periodic --steps 20 --lr-schedule 0:0.001 --kl-anneal 0 --samples 10 \
-  --test-samples 10 --inducing 10 --batch 50 --seed 0 --elbo-repeats 1 --out "$work/toyrun" \
+  --kernel periodic --marginalise analytic --steps 20 --lr-schedule 0:0.001 --kl-anneal 0 \
+  --samples 10 --test-samples 10 --inducing 10 --batch 50 --seed 0 --elbo-repeats 1 --out "$work/toyrun" \
   --quiet >/dev/null || fail "dkp run --dataset toy"
 grep -q '"var_f2_at_0":' "$work/toyrun/result.json" || fail "toy result.json: no var_f2_at_0"
 toy_elbo=$(grep -o '"elbo":[^,]*' "$work/toyrun/result.json" | cut -d: -f2)
@@ -705,6 +705,7 @@ toy_total=$(grep '^jointly-gaussian,1,' "$work/tables/compositional-trials.csv" 
 expect_rc 2 "$dkp" toy --trials 2
 expect_rc 2 "$dkp" toy --posterior mean-field --out "$work/badtoy"
 expect_rc 2 "$dkp" toy --trials 0 --out "$work/badtoy"
+expect_rc 2 "$dkp" toy --marginalise integrate --out "$work/badtoy"
 [ ! -e "$work/badtoy" ] || fail "dkp toy with bad options wrote $work/badtoy"
 # Your own data (README, "Your own data"): the example datasets, a regression run with a DWP, a
 # classification run, and a grid over the regression set writing its tables; the user dataset's

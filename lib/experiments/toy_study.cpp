@@ -68,6 +68,7 @@ ToyTrial run_trial(const ToyStudyOptions& o, const std::string& posterior, size_
   cfg.inducing = o.inducing;
   cfg.noise_std = o.noise_std;
   cfg.last_periodic = o.last_periodic;
+  cfg.analytic = o.analytic;
   const random::Stream run = master.child(posterior, uint64_t(t));
   training::TrainOptions opt;
   opt.lr = training::LrSchedule::steps(o.lr, {});

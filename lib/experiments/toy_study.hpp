@@ -42,6 +42,9 @@ struct ToyStudyOptions {
   /// The inducing-locations prior's beta from each step on ({step, beta}, first step 0, every
   /// change before `steps`); other posteriors ignore it.
   std::vector<LrPoint> beta_schedule = {{0, 1e8}};
+  /// jointly-gaussian: the inducing outputs integrated out analytically (the paper's eqs.
+  /// 15-17, as experiments/toy.yaml's cells) or sampled with every draw (the reference notebook).
+  bool analytic = true;
   size_t elbo_samples = 1000;  ///< samples of the final ELBO estimate
   size_t var_samples = 10000;  ///< samples of each layer's function at x = 0
   size_t figure_samples = 25;  ///< samples per layer on the grid for trial 0 (0: no figure)

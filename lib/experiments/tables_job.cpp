@@ -134,19 +134,38 @@ std::string split_summary(const Grid& g) {
 
 }  // namespace
 
+// " Model options: cdgp-jointly-gaussian marginalise=analytic; ...": the options the grid's cells
+// set, per model (the tables' columns do not name them), or "".
+std::string options_summary(const Grid& g) {
+  std::set<std::string> parts;
+  for (const auto& c : g.cells) {
+    if (c.options.set_values().empty()) continue;
+    std::string part = c.model_label();
+    for (const auto& [name, value] : c.options.set_values()) part += " " + name + "=" + value;
+    parts.insert(part);
+  }
+  if (parts.empty()) return "";
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? " Model options: " : "; ") + p;
+  return out + ".";
+}
+
 std::string protocol_summary(const Grid& g) {
   using C = const RunSpec&;
   return fmt::format(
-      "Protocol: {} Adam steps, learning-rate schedule (step:lr) {}, KL annealing over {} steps, "
-      "{} training / {} test samples, {} inducing points, batch {}, seed {}; splits {}.",
-      range_of<long>(g, [](C c) { return c.protocol.steps; }),
-      range_of<std::string>(g, [](C c) { return format_lr_schedule(c.protocol.lr_schedule); }),
-      range_of<long>(g, [](C c) { return c.protocol.kl_anneal; }),
-      range_of<long>(g, [](C c) { return c.protocol.train_samples; }),
-      range_of<long>(g, [](C c) { return c.protocol.test_samples; }),
-      range_of<long>(g, [](C c) { return c.protocol.inducing; }),
-      range_of<long>(g, [](C c) { return c.protocol.batch; }),
-      range_of<uint64_t>(g, [](C c) { return c.protocol.seed; }), split_summary(g));
+             "Protocol: {} Adam steps, learning-rate schedule (step:lr) {}, KL annealing over {} "
+             "steps, "
+             "{} training / {} test samples, {} inducing points, batch {}, seed {}; splits {}.",
+             range_of<long>(g, [](C c) { return c.protocol.steps; }),
+             range_of<std::string>(g,
+                                   [](C c) { return format_lr_schedule(c.protocol.lr_schedule); }),
+             range_of<long>(g, [](C c) { return c.protocol.kl_anneal; }),
+             range_of<long>(g, [](C c) { return c.protocol.train_samples; }),
+             range_of<long>(g, [](C c) { return c.protocol.test_samples; }),
+             range_of<long>(g, [](C c) { return c.protocol.inducing; }),
+             range_of<long>(g, [](C c) { return c.protocol.batch; }),
+             range_of<uint64_t>(g, [](C c) { return c.protocol.seed; }), split_summary(g)) +
+         options_summary(g);
 }
 
 std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results_root,

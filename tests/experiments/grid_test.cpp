@@ -9,6 +9,7 @@
 #include "data/datasets.hpp"
 #include "data/user_dataset.hpp"
 #include "experiments/grid.hpp"
+#include "experiments/tables_job.hpp"
 #include "test_support.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -843,4 +844,20 @@ TEST_CASE("load_grid: a directory given as a grid file is named as such") {
   const auto dir = dkp::test::temp_dir("grid-dir");
   CHECK_THROWS_WITH_AS(load_grid(dir), doctest::Contains("is a directory, not a grid file"),
                        dkp::ConfigError);
+}
+
+TEST_CASE("tables: the protocol line names the model options the grid's cells set") {
+  // The tables' columns name models, not options: a grid whose entries set options says which in
+  // its tables' protocol line; a grid without any says nothing more.
+  CHECK(dkp::experiments::protocol_summary(parse_grid(kGrid, "grids/t.yaml")).find("options") ==
+        std::string::npos);
+  const Grid g = parse_grid(with("    - {model: sgp, inducing: [100, 500]}",
+                                 "    - {model: sgp, inducing: [100, 500], options: "
+                                 "{init_lengthscale: 2, init_variance: 3}}"),
+                            "grids/t.yaml");
+  const std::string s = dkp::experiments::protocol_summary(g);
+  INFO(s);
+  CHECK(s.find(" Model options: sgp-m100 init_lengthscale=2 init_variance=3; sgp-m500 "
+               "init_lengthscale=2 init_variance=3.") != std::string::npos);
+  CHECK(s.find("Protocol: ") == 0);
 }

@@ -502,6 +502,57 @@ std::string claim_counts_text(const ClaimCounts& c) {
   return s;
 }
 
+namespace {
+
+// A comparison's row as the claim tables name it: metric (when the claim has several), kernel,
+// dataset, depth.
+std::string row_label(const Claim& c, const ClaimRow& x) {
+  std::vector<std::string> parts;
+  if (c.metrics.size() > 1) parts.push_back(metric_title(x.metric));
+  if (!x.kernel.empty()) parts.push_back(x.kernel);
+  parts.push_back(x.dataset);
+  if (x.depth > 0) parts.push_back(fmt::format("depth {}", x.depth));
+  return join(parts);
+}
+
+// The undecided comparisons that the protocol's remaining splits would decide at their observed
+// mean and spread, cheapest first (at most `limit`): where CPU decides the most per hour.
+std::string cheapest_decisions(const std::vector<ClaimResult>& results, size_t limit) {
+  struct Candidate {
+    double hours;
+    std::string line;
+  };
+  std::vector<Candidate> c;
+  for (const auto& r : results) {
+    if (!r.evaluated) continue;
+    for (const auto& x : r.rows) {
+      if (x.verdict != Verdict::undecided || x.test.n < 2 || !x.pairs_needed ||
+          *x.pairs_needed > x.planned || !x.cost_h || x.more_splits <= 0)
+        continue;
+      c.push_back({*x.cost_h,
+                   fmt::format("| [{}](#{}) | {} | {} − {} | {} of {} | {} more | {} |\n",
+                               r.claim.id, r.claim.id, row_label(r.claim, x), x.better, x.worse,
+                               *x.pairs_needed, x.planned, x.more_splits, cost_text(*x.cost_h))});
+    }
+  }
+  if (c.empty()) return "";
+  std::stable_sort(c.begin(), c.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.hours < b.hours; });
+  std::string o = "## Cheapest decisions\n\n";
+  o += fmt::format(
+      "The undecided comparisons that the protocol's remaining splits would decide if the "
+      "difference kept its observed mean and spread (the \"to decide\" column below), cheapest "
+      "first: where a CPU hour decides the most. {} of {} shown; each claim's table has the "
+      "rest.\n\n",
+      std::min(limit, c.size()), c.size());
+  o += "| claim | row | comparison | splits needed | splits to run | cost |\n";
+  o += "| :-- | :-- | :-- | --: | --: | --: |\n";
+  for (size_t i = 0; i < c.size() && i < limit; ++i) o += c[i].line;
+  return o + "\n";
+}
+
+}  // namespace
+
 std::string claims_markdown(const std::vector<ClaimResult>& results, const std::string& tables_link,
                             const std::string& summary_link) {
   const ClaimCounts counts = count_claims(results);
@@ -574,6 +625,7 @@ std::string claims_markdown(const std::vector<ClaimResult>& results, const std::
                      r.contradicted, r.undecided, r.n_not_computed);
   }
   o += "\n";
+  o += cheapest_decisions(results, 15);
 
   for (const auto& r : results) {
     const Claim& c = r.claim;
@@ -612,11 +664,6 @@ std::string claims_markdown(const std::vector<ClaimResult>& results, const std::
            "to decide |\n";
       o += "| :-- | :-- | --: | --: | --: | :-- | :-- |\n";
       for (const auto& x : r.rows) {
-        std::vector<std::string> parts;
-        if (c.metrics.size() > 1) parts.push_back(metric_title(x.metric));
-        if (!x.kernel.empty()) parts.push_back(x.kernel);
-        parts.push_back(x.dataset);
-        if (x.depth > 0) parts.push_back(fmt::format("depth {}", x.depth));
         const std::string paper = x.paper_effect ? signed_value(*x.paper_effect, r, x.metric) : "—";
         std::string ours = signed_value(x.test.mean, r, x.metric);
         if (x.test.lo) {
@@ -643,7 +690,7 @@ std::string claims_markdown(const std::vector<ClaimResult>& results, const std::
             decide = fmt::format("{} splits ({} more: {})", *x.pairs_needed, x.more_splits, price);
           }
         }
-        o += fmt::format("| {} | {} − {} | {} | {} | {}{} | {} | {} |\n", join(parts), x.better,
+        o += fmt::format("| {} | {} − {} | {} | {} | {}{} | {} | {} |\n", row_label(c, x), x.better,
                          x.worse, paper, ours, x.test.n,
                          x.planned > x.test.n ? fmt::format(" of {}", x.planned) : "",
                          verdict_name(x.verdict), decide);

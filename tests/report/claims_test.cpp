@@ -240,6 +240,19 @@ TEST_CASE("claims: each verdict on a synthetic store") {
                   "testable |") != std::string::npos);
   CHECK(page.find("| d1 | A − B | +0.500 | +0.967 [+0.587, +1.346] | 3 | supported |  |") !=
         std::string::npos);
+  // The cheapest decisions: d3 (decidable within its 10 splits) is listed under each claim that
+  // holds it, before the claims' sections; solo (one split) and the decided rows are not.
+  const auto cheap = page.find("## Cheapest decisions");
+  REQUIRE(cheap != std::string::npos);
+  const std::string section = page.substr(cheap, page.find("\n## ", cheap + 1) - cheap);
+  CHECK(section.find("| [all](#all) | d3 | A − B | 4 of 10 | 1 more | 1.5 CPU h |") !=
+        std::string::npos);
+  CHECK(section.find("| [d1-d3](#d1-d3) | d3 | A − B | 4 of 10 | 1 more | 1.5 CPU h |") !=
+        std::string::npos);
+  CHECK(section.find("solo") == std::string::npos);
+  CHECK(section.find("| d1 |") == std::string::npos);
+  CHECK(section.find("3 of 3 shown") != std::string::npos);
+  CHECK(cheap < page.find("## all\n"));
 }
 
 TEST_CASE("claims: beyond the protocol's splits, and one pair so far") {
@@ -279,6 +292,8 @@ TEST_CASE("claims: beyond the protocol's splits, and one pair so far") {
   CHECK(page.find("not within the paper's 3 splits (needs 4)") != std::string::npos);
   CHECK(page.find("one pair: no spread yet; the next split: 0.2 CPU h") != std::string::npos);
   CHECK(page.find("): d5.") != std::string::npos);
+  // Neither row is decidable within its protocol's splits at its observed spread: no section.
+  CHECK(page.find("## Cheapest decisions") == std::string::npos);
 }
 
 TEST_CASE("claims: lower is better turns the difference round") {

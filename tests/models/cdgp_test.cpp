@@ -3,6 +3,7 @@
 // (Monte Carlo), prediction shapes, and bad configurations.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -434,5 +435,46 @@ TEST_CASE("compositional DGP --marginalise analytic: the same q(f) as sampling u
     const arma::vec es = ell(sampled, 51), ea = ell(analytic, 52);
     CHECK(std::abs(arma::mean(es) - arma::mean(ea)) <
           4.0 * std::sqrt((arma::var(es) + arma::var(ea)) / double(es.n_elem)));
+  }
+}
+
+TEST_CASE("compositional DGP --marginalise analytic: zero cross-layer blocks are mean field") {
+  // With q's cross-layer blocks at 0 the analytic jointly Gaussian posterior is the mean-field
+  // model: the same draws (the same noise, drawn in the same order) and the same KL, so the same
+  // ELBO estimate at the same parameters, to round-off. So with mf_until it trains as the
+  // mean-field cell until then and the jointly Gaussian posterior starts from that cell's point.
+  const Tiny d = tiny_data(20, 1, 3);
+  const size_t M = 4;
+  for (const size_t L : {size_t(1), size_t(2), size_t(3)}) {
+    CAPTURE(L);
+    CdgpConfig cm = small("dsvi", L, true), cj = small("jointly-gaussian", L, true);
+    cm.jitter = cj.jitter = 1e-3;
+    cj.analytic = true;
+    dkp::random::Stream i1(5), i2(5);
+    const CompositionalDgp mf(cm, i1), jg(cj, i2);
+    ParamMap p = jiggle(mf.initial_parameters(), 13, 0.2);
+    ParamMap q = with_shared(jg.initial_parameters(), p);
+    arma::vec m(L * M);
+    arma::mat S(L * M, L * M, arma::fill::zeros);
+    for (size_t l = 1; l <= L; ++l) {
+      const std::string k = "layer" + std::to_string(l) + ".";
+      p[k + "S"] = arma::trimatl(p.at(k + "S")) + 0.3 * arma::eye(M, M);
+      m.subvec((l - 1) * M, l * M - 1) = p.at(k + "m");
+      S.submat((l - 1) * M, (l - 1) * M, l * M - 1, l * M - 1) = p.at(k + "S");
+    }
+    q["q.m"] = m;
+    q["q.S"] = S;
+    auto estimate = [&](const CompositionalDgp& model, const ParamMap& at) {
+      dkp::autodiff::Tape tape;
+      const auto v = dkp::autodiff::to_vars(tape, at, false);
+      dkp::random::Stream r(77);
+      const auto e = model.elbo(v, d.X, d.y, 20.0, 3, 1.0, r);
+      return std::array<double, 3>{e.elbo.scalar(), e.expected_loglik, e.kl};
+    };
+    const auto a = estimate(mf, p), b = estimate(jg, q);
+    for (int i = 0; i < 3; ++i) CHECK(b[i] == doctest::Approx(a[i]).epsilon(1e-10));
+    // A cross block moves it (L > 1).
+    q["q.S"](L * M - 1, 0) = 0.5;
+    if (L > 1) CHECK(std::abs(estimate(jg, q)[1] - a[1]) > 1e-6);
   }
 }

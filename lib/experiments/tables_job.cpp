@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "experiments/store.hpp"
+#include "experiments/verify.hpp"
 #include "training/trace.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -168,6 +169,31 @@ std::string protocol_summary(const Grid& g) {
          options_summary(g);
 }
 
+namespace {
+
+// " Times measured on <CPU> with OpenBLAS <kernels> kernels (k cells); ...": the machines the
+// done cells ran on, from their manifests, for tables of a time (they depend on the machine).
+std::string machines_summary(const Grid& grid, const fs::path& results_root,
+                             const StatusOptions& options) {
+  std::map<std::string, size_t> machines;
+  for (const auto& c : grid.cells) {
+    const CellStatus st = cell_status(c, results_root, options);
+    if (st.state != CellState::done) continue;
+    const Provenance p = read_provenance(st.result.parent_path() / "manifest.json");
+    ++machines[fmt::format("{} with OpenBLAS {} kernels",
+                           p.cpu.empty() ? "an unrecorded CPU" : p.cpu,
+                           p.blas_core.empty() ? "unrecorded" : p.blas_core)];
+  }
+  std::string out;
+  for (const auto& [m, n] : machines) {
+    out += fmt::format("{}{} ({} cell{})", out.empty() ? " Times measured on " : "; ", m, n,
+                       n == 1 ? "" : "s");
+  }
+  return out.empty() ? out : out + ".";
+}
+
+}  // namespace
+
 std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results_root,
                                        const std::vector<report::RefRow>& refs,
                                        const StatusOptions& options, StoreCheck* check) {
@@ -186,6 +212,8 @@ std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results
     if (grid.replicates)
       t.replicate_of = spec.name.substr(0, spec.name.size() - grid.profile.size() - 1);
     t.notes = protocol_summary(grid);
+    if (std::find(spec.metrics.begin(), spec.metrics.end(), "epoch_time_s") != spec.metrics.end())
+      t.notes += machines_summary(grid, results_root, options);
     if (grid.profile != "full") {
       t.notes += fmt::format(
           " Profile '{}'{}: not the paper's protocol.", grid.profile,

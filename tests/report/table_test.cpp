@@ -652,3 +652,37 @@ TEST_CASE(
   CHECK(to_csv(t).find(",1.50,0.02,1,1.53,yes") != std::string::npos);
   CHECK(to_markdown(t).find("code: 1.50 ± 0.02 (split 1) ✓") != std::string::npos);
 }
+
+TEST_CASE("tables: a table of times names the machines its cells ran on") {
+  // Seconds per epoch depend on the machine: the runtime table's notes name each CPU and BLAS
+  // kernel set its done cells ran on (from their manifests), with counts; other tables do not.
+  const fs::path root = dkp::test::temp_dir("tables-machines") / "runs";
+  std::string text = kAgwGrid;
+  text.replace(text.find("family: agw-uci"), 15, "family: agw-runtime");
+  const ex::Grid g = ex::parse_grid(text, "rt.yaml");
+  size_t written = 0;
+  for (const auto& c : g.cells) {
+    if (c.dataset != "boston" || c.split > 1) continue;
+    const fs::path dir = c.run_dir(root);
+    fs::create_directories(dir);
+    dkp::util::write_file_atomic(dir / "result.json",
+                                 fmt::format("{{\"config_hash\": \"{}\", \"dataset\": \"{}\", "
+                                             "\"epoch_time_s\": 0.5, \"elbo\": 1.0}}\n",
+                                             c.hash(), c.dataset));
+    const bool a = written++ % 2 == 0;
+    dkp::util::write_file_atomic(
+        dir / "manifest.json",
+        fmt::format("{{\"config_hash\": \"{}\", \"cpu\": \"{}\", \"blas_core\": \"{}\"}}\n",
+                    c.hash(), a ? "CPU A" : "CPU B", a ? "Haswell" : "Zen"));
+  }
+  const auto tables = ex::grid_tables(g, root, {});
+  REQUIRE(!tables.empty());
+  const std::string notes = tables.front().notes;
+  INFO(notes);
+  CHECK(notes.find("Times measured on CPU A with OpenBLAS Haswell kernels (4 cells); CPU B with "
+                   "OpenBLAS Zen kernels (4 cells).") != std::string::npos);
+  // The same cells under a table of ELBOs: no such line.
+  const ex::Grid e = ex::parse_grid(kAgwGrid, "agwtest.yaml");
+  for (const auto& t : ex::grid_tables(e, root, {}))
+    CHECK(t.notes.find("Times measured") == std::string::npos);
+}

@@ -214,6 +214,8 @@ std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results
     t.notes = protocol_summary(grid);
     if (std::find(spec.metrics.begin(), spec.metrics.end(), "epoch_time_s") != spec.metrics.end())
       t.notes += machines_summary(grid, results_root, options);
+    if (spec.no_verdict)
+      t.notes += " The paper's values, of its own machines, are shown beside ours but not judged.";
     if (grid.profile != "full") {
       t.notes += fmt::format(
           " Profile '{}'{}: not the paper's protocol.", grid.profile,

@@ -176,7 +176,7 @@ void judge_entry(const TableSpec& spec, const Table& t, const Row& row, Entry& e
   e.spread_ratio.reset();
   e.spread_limit.reset();
   e.wider_spread = false;
-  if (!e.mean || !e.ref) return;
+  if (!e.mean || !e.ref || spec.no_verdict) return;
   const RefRow& ref = *e.ref;
   std::vector<double> xs;
   for (const auto& [split, v] : e.by_split) xs.push_back(v);

@@ -96,6 +96,9 @@ struct TableSpec {
   /// it does: their entries are not cells of the paper's table and are left out of the
   /// scoreboard's counts (report::count_cells).
   std::vector<std::string> ours_only;
+  /// The paper's values are shown beside ours but not judged: every entry is not comparable (the
+  /// A-GW paper's Table 2, times of other machines).
+  bool no_verdict = false;
 };
 
 /// The tables of a family (dkp-uci, gw-uci, agw-uci, agw-runtime, dsvi-uci, generic). The generic

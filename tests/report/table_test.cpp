@@ -675,12 +675,30 @@ TEST_CASE("tables: a table of times names the machines its cells ran on") {
         fmt::format("{{\"config_hash\": \"{}\", \"cpu\": \"{}\", \"blas_core\": \"{}\"}}\n",
                     c.hash(), a ? "CPU A" : "CPU B", a ? "Haswell" : "Zen"));
   }
-  const auto tables = ex::grid_tables(g, root, {});
+  // The paper's time for one column: shown, never judged (its machines are not ours), however
+  // many splits are done.
+  RefRow ref;
+  ref.paper = "agw";
+  ref.table = "2";
+  ref.dataset = "boston";
+  ref.depth = 2;
+  ref.model = "dgp";
+  ref.posterior = "global-inducing";
+  ref.metric = "epoch_time_s";
+  ref.mean = 0.463;
+  ref.mean_text = "0.463";
+  ref.kernel = "se";
+  const auto tables = ex::grid_tables(g, root, {ref});
   REQUIRE(!tables.empty());
+  const Entry& dgp = entry(tables.front(), 0, "DGP");
+  CHECK(dgp.n_done == 2);
+  REQUIRE(dgp.ref);
+  CHECK(dgp.agree == "n/a");
   const std::string notes = tables.front().notes;
   INFO(notes);
   CHECK(notes.find("Times measured on CPU A with OpenBLAS Haswell kernels (4 cells); CPU B with "
-                   "OpenBLAS Zen kernels (4 cells).") != std::string::npos);
+                   "OpenBLAS Zen kernels (4 cells). The paper's values, of its own machines, are "
+                   "shown beside ours but not judged.") != std::string::npos);
   // The same cells under a table of ELBOs: no such line.
   const ex::Grid e = ex::parse_grid(kAgwGrid, "agwtest.yaml");
   for (const auto& t : ex::grid_tables(e, root, {}))

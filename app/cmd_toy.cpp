@@ -16,6 +16,7 @@
 #include "experiments/lr_schedule.hpp"
 #include "experiments/toy_study.hpp"
 #include "models/cdgp.hpp"
+#include "models/options.hpp"
 #include "report/reference.hpp"
 #include "report/svg.hpp"
 #include "util/error.hpp"
@@ -111,9 +112,14 @@ int cmd_toy(const std::vector<std::string>& args) {
         "must be at least 1, --points and --var-samples at least 2, --figure-samples at least 0");
   }
   if (!(lr > 0.0) || !(noise_std > 0.0)) throw UsageError("--lr and --noise-std must be positive");
-  const std::string marginalise = vm["marginalise"].as<std::string>();
-  if (marginalise != "analytic" && marginalise != "sample")
-    throw UsageError(fmt::format("--marginalise '{}': analytic or sample", marginalise));
+  // The model option's own choices and message (models/options.cpp), as a usage error.
+  std::string marginalise;
+  try {
+    marginalise = models::canonical_value(models::option_decl(models::opt::kMarginalise),
+                                          vm["marginalise"].as<std::string>(), "--marginalise");
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
   if (last_kernel != "periodic" && last_kernel != "se")
     throw UsageError(fmt::format("--last-kernel '{}': periodic or se", last_kernel));
   std::vector<report::RefRow> refs;

@@ -133,8 +133,6 @@ std::string split_summary(const Grid& g) {
   return out;
 }
 
-}  // namespace
-
 // " Model options: cdgp-jointly-gaussian marginalise=analytic; ...": the options the grid's cells
 // set, per model (the tables' columns do not name them), or "".
 std::string options_summary(const Grid& g) {
@@ -150,26 +148,6 @@ std::string options_summary(const Grid& g) {
   for (const auto& p : parts) out += (out.empty() ? " Model options: " : "; ") + p;
   return out + ".";
 }
-
-std::string protocol_summary(const Grid& g) {
-  using C = const RunSpec&;
-  return fmt::format(
-             "Protocol: {} Adam steps, learning-rate schedule (step:lr) {}, KL annealing over {} "
-             "steps, "
-             "{} training / {} test samples, {} inducing points, batch {}, seed {}; splits {}.",
-             range_of<long>(g, [](C c) { return c.protocol.steps; }),
-             range_of<std::string>(g,
-                                   [](C c) { return format_lr_schedule(c.protocol.lr_schedule); }),
-             range_of<long>(g, [](C c) { return c.protocol.kl_anneal; }),
-             range_of<long>(g, [](C c) { return c.protocol.train_samples; }),
-             range_of<long>(g, [](C c) { return c.protocol.test_samples; }),
-             range_of<long>(g, [](C c) { return c.protocol.inducing; }),
-             range_of<long>(g, [](C c) { return c.protocol.batch; }),
-             range_of<uint64_t>(g, [](C c) { return c.protocol.seed; }), split_summary(g)) +
-         options_summary(g);
-}
-
-namespace {
 
 // " Times measured on <CPU> with OpenBLAS <kernels> kernels (k cells); ...": the machines the
 // done cells ran on, from their manifests, for tables of a time (they depend on the machine).
@@ -193,6 +171,22 @@ std::string machines_summary(const Grid& grid, const fs::path& results_root,
 }
 
 }  // namespace
+
+std::string protocol_summary(const Grid& g) {
+  using C = const RunSpec&;
+  const std::string protocol = fmt::format(
+      "Protocol: {} Adam steps, learning-rate schedule (step:lr) {}, KL annealing over {} steps, "
+      "{} training / {} test samples, {} inducing points, batch {}, seed {}; splits {}.",
+      range_of<long>(g, [](C c) { return c.protocol.steps; }),
+      range_of<std::string>(g, [](C c) { return format_lr_schedule(c.protocol.lr_schedule); }),
+      range_of<long>(g, [](C c) { return c.protocol.kl_anneal; }),
+      range_of<long>(g, [](C c) { return c.protocol.train_samples; }),
+      range_of<long>(g, [](C c) { return c.protocol.test_samples; }),
+      range_of<long>(g, [](C c) { return c.protocol.inducing; }),
+      range_of<long>(g, [](C c) { return c.protocol.batch; }),
+      range_of<uint64_t>(g, [](C c) { return c.protocol.seed; }), split_summary(g));
+  return protocol + options_summary(g);
+}
 
 std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results_root,
                                        const std::vector<report::RefRow>& refs,

@@ -60,6 +60,24 @@ double sd_of(const std::vector<double>& x) {
   return std::sqrt(ss / static_cast<double>(x.size() - 1));
 }
 
+// One of the paper's values: its table, row (dataset, depth), column (model, posterior) and
+// metric, with the mean as printed; no error unless the caller sets one.
+RefRow paper_value(const std::string& paper, const std::string& table, const std::string& dataset,
+                   int depth, const std::string& model, const std::string& posterior,
+                   const std::string& metric, double mean, const std::string& mean_text) {
+  RefRow r;
+  r.paper = paper;
+  r.table = table;
+  r.dataset = dataset;
+  r.depth = depth;
+  r.model = model;
+  r.posterior = posterior;
+  r.metric = metric;
+  r.mean = mean;
+  r.mean_text = mean_text;
+  return r;
+}
+
 const std::string kAgwGrid = R"(name: agwtest
 family: agw-uci
 protocol:
@@ -264,16 +282,8 @@ TEST_CASE("tables: standard deviation convention and the paper's error conversio
   cells.push_back(rec("dgp", "aep", "", 0, 0.65, "test_rmse", "wine", 2, "se", 100));
   const auto specs = family_tables("dsvi-uci", cells, "");
   REQUIRE(specs.size() == 2);
-  RefRow r;
-  r.paper = "dsvi";
-  r.table = "5";
-  r.dataset = "wine";
-  r.depth = 1;
-  r.model = "sgp100";
-  r.metric = "test_rmse";
-  r.mean = 0.627;
+  RefRow r = paper_value("dsvi", "5", "wine", 1, "sgp100", "", "test_rmse", 0.627, "0.627");
   r.error = 0.037;
-  r.mean_text = "0.627";
   r.error_text = "0.037";
   r.error_kind = "sd";
   r.n_splits = 20;
@@ -677,16 +687,8 @@ TEST_CASE("tables: a table of times names the machines its cells ran on") {
   }
   // The paper's time for one column: shown, never judged (its machines are not ours), however
   // many splits are done.
-  RefRow ref;
-  ref.paper = "agw";
-  ref.table = "2";
-  ref.dataset = "boston";
-  ref.depth = 2;
-  ref.model = "dgp";
-  ref.posterior = "global-inducing";
-  ref.metric = "epoch_time_s";
-  ref.mean = 0.463;
-  ref.mean_text = "0.463";
+  RefRow ref = paper_value("agw", "2", "boston", 2, "dgp", "global-inducing", "epoch_time_s", 0.463,
+                           "0.463");
   ref.kernel = "se";
   const auto tables = ex::grid_tables(g, root, {ref});
   REQUIRE(!tables.empty());

@@ -48,13 +48,17 @@ int cmd_tables(const std::vector<std::string>& args) {
       "file may be absent (every disagreement is then unexplained), one named must exist")(
       "claims", po::value<std::string>()->default_value("results/reference/claims.yaml"),
       "the papers' claims for --summary, tested on the tables' cells and written to claims.md "
-      "beside FILE (the default file absent: no claims page)");
+      "beside FILE (the default file absent: no claims page)")(
+      "splits", po::value<uint64_t>(),
+      "read only the cells of splits 0 .. N-1 of every dataset: the tables, verdicts and claims "
+      "as they stood with N splits (write them to another --out)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
   if (!parse_or_help(args, desc, pos, vm,
                      "dkp tables FILE|DIR [--out DIR] [--profile P] [--results DIR] "
-                     "[--reference DIR] [--summary FILE] [--explanations FILE] [--claims FILE]")) {
+                     "[--reference DIR] [--summary FILE] [--explanations FILE] [--claims FILE] "
+                     "[--splits N]")) {
     return kExitOk;
   }
   if (!vm.count("input")) throw UsageError("missing grid file or directory");
@@ -121,6 +125,10 @@ int cmd_tables(const std::vector<std::string>& args) {
     check_results();
   } else {
     throw ConfigError(fmt::format("{}: no such file or directory", input.string()));
+  }
+
+  if (vm.count("splits")) {
+    for (auto& g : grids) ex::keep_splits_below(g.first, vm["splits"].as<uint64_t>());
   }
 
   const auto refs = report::load_reference_dir(ref_dir);

@@ -494,6 +494,17 @@ for m in elbo test_ll test_rmse; do
 done
 ! grep -Eq '\([1-9][0-9]* incomplete' "$work/tables.log" \
   || { cat "$work/tables.log" >&2; fail "tables flag incomplete cells"; }
+# --splits N reads the first N splits only, and its tables say so; the smoke grid has split 0
+# only, so --splits 1 keeps every cell (its tables differ from the others by that note alone).
+"$dkp" tables experiments/smoke.yaml --results "$work/runs" --out "$work/tables-s1" --splits 1 \
+  >"$work/s1.log" 2>&1 || { cat "$work/s1.log" >&2; fail "dkp tables --splits 1"; }
+grep -q "Read with splits 0-0 only (dkp tables --splits 1)" "$work/tables-s1/smoke-elbo.md" ||
+  fail "dkp tables --splits 1: its tables do not say which splits they read"
+diff <(sed 's/ Read with splits 0-0 only[^.]*\.//' "$work/tables-s1/smoke-elbo.csv") \
+  "$work/tables/smoke-elbo.csv" >/dev/null || fail "dkp tables --splits 1 changed a smoke cell"
+"$dkp" tables experiments/smoke.yaml --results "$work/runs" --out "$work/tables-s0" --splits 0 \
+  >/dev/null 2>"$work/err" && fail "dkp tables --splits 0 succeeded"
+grep -q -- "--splits 0" "$work/err" || fail "dkp tables --splits 0: $(cat "$work/err")"
 # A directory of the results root that no grid names is not read, and the tables say so.
 mkdir -p "$work/runs/aaa-stray/yacht/split0/0123456789abcdef"
 "$dkp" tables experiments/smoke.yaml --results "$work/runs" --out "$work/tables-stray" \

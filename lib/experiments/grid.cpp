@@ -923,6 +923,12 @@ Grid load_grid(const fs::path& file, const std::string& profile, const fs::path&
   return parse_grid(text, file.string(), profile, data_root);
 }
 
+void keep_splits_below(Grid& grid, uint64_t n) {
+  if (n == 0) throw ConfigError("--splits 0: keep at least one split (splits are numbered from 0)");
+  std::erase_if(grid.cells, [n](const RunSpec& c) { return static_cast<uint64_t>(c.split) >= n; });
+  grid.split_limit = n;
+}
+
 const RunSpec& find_cell(const Grid& grid, const std::string& hash) {
   if (hash.size() < 4) {
     throw ConfigError(

@@ -82,7 +82,14 @@ struct Grid {
   /// another seed, and its tables give the full profile's single runs their run-to-run sd.
   bool replicates = false;
   std::vector<RunSpec> cells;  ///< the expanded grid, in run order (split-major)
+  /// Set by keep_splits_below: only the cells of splits below it are kept (0: all of them).
+  uint64_t split_limit = 0;
 };
+
+/// Drops the cells of splits numbered n and above, and records n in split_limit: `dkp tables
+/// --splits n` reads the tables, verdicts and claims as they stood with the first n splits. n = 0
+/// is a ConfigError (no cell would be left).
+void keep_splits_below(Grid& grid, uint64_t n);
 
 /// The cell of `grid` whose configuration hash is `hash`, or starts with it (a prefix of at least
 /// 4 characters that names one cell): `dkp grid run/verify --cell`. ConfigError when the text is

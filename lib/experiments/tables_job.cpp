@@ -215,6 +215,12 @@ std::vector<report::Table> grid_tables(const Grid& grid, const fs::path& results
           " Profile '{}'{}: not the paper's protocol.", grid.profile,
           grid.profile_description.empty() ? std::string() : " (" + grid.profile_description + ")");
     }
+    if (grid.split_limit > 0) {
+      t.notes += fmt::format(
+          " Read with splits 0-{} only (dkp tables --splits {}): the verdicts of those splits, "
+          "not of the store's whole sample.",
+          grid.split_limit - 1, grid.split_limit);
+    }
     t.notes += fmt::format(" Grid {}.", grid.file.filename().string());
     out.push_back(std::move(t));
   }

@@ -193,6 +193,30 @@ TEST_CASE("grid expansion: counts, order, overrides and profiles") {
             .tabulated_profiles.empty());
 }
 
+TEST_CASE("grid: keep_splits_below keeps the first splits of every dataset and says so") {
+  Grid g = parse_grid(kGrid, "grids/t.yaml");
+  const size_t per_split = 8;  // dgp x 2 depths + dwp x 2 posteriors x 2 depths + sgp x 2
+  keep_splits_below(g, 3);
+  CHECK(g.split_limit == 3);
+  CHECK(g.cells.size() == 2 * 3 * per_split);  // boston and protein, splits 0-2
+  std::set<int> splits;
+  for (const auto& c : g.cells) splits.insert(c.split);
+  CHECK(splits == std::set<int>{0, 1, 2});
+  // The cells kept are the grid's own, in its order.
+  const Grid all = parse_grid(kGrid, "grids/t.yaml");
+  std::vector<std::string> expect;
+  for (const auto& c : all.cells)
+    if (c.split < 3) expect.push_back(c.hash());
+  std::vector<std::string> got;
+  for (const auto& c : g.cells) got.push_back(c.hash());
+  CHECK(got == expect);
+  // protein has 5 splits: a limit above them keeps all of protein's.
+  Grid h = parse_grid(kGrid, "grids/t.yaml");
+  keep_splits_below(h, 6);
+  CHECK(h.cells.size() == (6 + 5) * per_split);
+  CHECK_THROWS_AS(keep_splits_below(h, 0), dkp::ConfigError);
+}
+
 TEST_CASE("grid: a profile of seed replicates") {
   const std::string seed = with("  quick:\n", R"(  seed1:
     tables: true

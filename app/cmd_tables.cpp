@@ -19,6 +19,7 @@
 #include "experiments/tables_job.hpp"
 #include "report/claims.hpp"
 #include "report/reference.hpp"
+#include "report/stability.hpp"
 #include "report/summary.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -236,6 +237,28 @@ int cmd_tables(const std::vector<std::string>& args) {
     for (const auto& g : made) tables.insert(tables.end(), g.tables.begin(), g.tables.end());
     claim_results = report::evaluate_claims(*claims, tables);
   }
+  // The page also judges every entry again on its first few splits (report::verdict_stability),
+  // unless the call itself reads only some.
+  std::optional<report::VerdictStability> stability;
+  if (vm.count("summary") && !vm.count("splits")) {
+    std::vector<report::Table> few, all;
+    for (size_t i = 0; i < grids.size(); ++i) {
+      ex::Grid g = grids[i].first;
+      ex::keep_splits_below(g, report::kFewSplits);
+      for (auto& t : ex::grid_tables(g, grids[i].second, refs, status)) {
+        t.extra = extra.count(i) > 0;
+        few.push_back(std::move(t));
+      }
+    }
+    report::apply_replicates(few);
+    report::attach_explanations(few, explanations);
+    for (const auto& g : made) all.insert(all.end(), g.tables.begin(), g.tables.end());
+    stability = report::verdict_stability(few, all, report::kFewSplits);
+    if (claims) {
+      stability->claims_few =
+          report::claim_counts_text(report::count_claims(report::evaluate_claims(*claims, few)));
+    }
+  }
   const fs::path out = vm["out"].as<std::string>();
   std::vector<report::Table> all_tables;
   size_t damaged = 0;
@@ -303,10 +326,10 @@ int cmd_tables(const std::vector<std::string>& args) {
                     [&](const GridTables& g) { return g.root == made.front().root; })) {
       provenance = ex::count_store_provenance(made.front().root);
     }
-    util::write_file_atomic(page,
-                            report::summary_markdown(all_tables, explanations, links,
-                                                     claim_results ? &*claim_results : nullptr,
-                                                     provenance ? &*provenance : nullptr));
+    util::write_file_atomic(
+        page, report::summary_markdown(
+                  all_tables, explanations, links, claim_results ? &*claim_results : nullptr,
+                  provenance ? &*provenance : nullptr, stability ? &*stability : nullptr));
     std::cout << fmt::format("{}: {}\n", page.string(), report::scoreboard_line(all_tables));
     // Rows that explain nothing now: left over from entries that agree since or whose sign or
     // size left the row's range, or written ahead of splits still to come. Said on stderr

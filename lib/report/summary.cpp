@@ -467,10 +467,52 @@ std::string paper_and_table(const Table& t) {
 
 }  // namespace
 
+namespace {
+
+std::string verdict_word(const std::string& agree) {
+  return agree == "yes" ? "agrees" : "disagrees";
+}
+
+// Our mean on the entry's splits and the verdict, "1.98 on 3 splits (agrees)".
+std::string judged_text(const Table& t, const Row& r, const Entry& e) {
+  return fmt::format("{} on {} split{} ({})", format_value(e.mean, t.spec, r.metric), e.n_done,
+                     e.n_done == 1 ? "" : "s", verdict_word(e.agree));
+}
+
+std::string stability_section(const VerdictStability& s, const SummaryLinks& links) {
+  const int n = s.few_splits;
+  const int changed = s.agree_to_disagree + s.disagree_to_agree;
+  std::string o = "## Verdicts with more splits\n\n";
+  o += fmt::format(
+      "Each entry with more than {} splits done is judged again on its first {} alone (`dkp "
+      "tables --splits {}`, the same rules), to show what a verdict on {} splits is worth: of {} "
+      "such entries, **{} changed verdict** ({} agreed on {} splits and disagree with all, {} the "
+      "other way).",
+      n, n, n, n, s.compared, changed, s.agree_to_disagree, n, s.disagree_to_agree);
+  if (!s.claims_few.empty()) {
+    o += fmt::format(" On their first {} splits the papers' claims read: {}.", n, s.claims_few);
+  }
+  o += "\n\n";
+  for (const auto& c : s.changes) {
+    const Table& t = c.table;
+    const Row& r = c.row;
+    std::string paper = c.all.ref ? c.all.ref->mean_text : std::string("-");
+    o += fmt::format("- [{}]({}{}.md), {}: ours {}, then {}; paper {}.\n", md_cell(t.spec.name),
+                     links.tables, t.spec.name, md_cell(entry_where(t, r, c.all)),
+                     judged_text(t, r, c.few), judged_text(t, r, c.all), md_cell(paper));
+  }
+  if (s.changes.empty()) o += "None changed.\n";
+  o += "\n";
+  return o;
+}
+
+}  // namespace
+
 std::string summary_markdown(const std::vector<Table>& all_tables,
                              const std::vector<Explanation>& explanations,
                              const SummaryLinks& links, const std::vector<ClaimResult>* claims,
-                             const ProvenanceCounts* provenance) {
+                             const ProvenanceCounts* provenance,
+                             const VerdictStability* stability) {
   std::vector<Table> tables = tables_where_extra(all_tables, false);
   attach_explanations(tables, explanations);
   const std::vector<Table> others = tables_where_extra(all_tables, true);
@@ -614,6 +656,8 @@ std::string summary_markdown(const std::vector<Table>& all_tables,
   }
   if (n_disagree == 0) o += "None so far.\n";
   o += "\n";
+
+  if (stability) o += stability_section(*stability, links);
 
   // The spread check.
   o += "## Scatter wider than the paper's\n\n";

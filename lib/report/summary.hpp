@@ -13,6 +13,7 @@
 
 #include "report/claims.hpp"
 #include "report/provenance.hpp"
+#include "report/stability.hpp"
 #include "report/table.hpp"
 
 namespace dkp::report {
@@ -110,12 +111,14 @@ struct SummaryLinks {
 /// to a copy of the tables (attach_explanations): each disagreement shows its explanation or
 /// "Unexplained.". With `provenance` (the committed store's counts,
 /// experiments::count_store_provenance), a line under the overall scoreboard says how many cells
-/// ran from a modified work tree and how many of those were verified at a clean commit.
+/// ran from a modified work tree and how many of those were verified at a clean commit. With
+/// `stability` (verdict_stability), a section lists the entries whose verdict more splits changed.
 std::string summary_markdown(const std::vector<Table>& tables,
                              const std::vector<Explanation>& explanations,
                              const SummaryLinks& links = {},
                              const std::vector<ClaimResult>* claims = nullptr,
-                             const ProvenanceCounts* provenance = nullptr);
+                             const ProvenanceCounts* provenance = nullptr,
+                             const VerdictStability* stability = nullptr);
 
 /// The page's figures, file stem (the paper key) -> SVG text: one per paper that has entries with
 /// both our mean and the paper's value, one panel per metric (ours against the paper's, error

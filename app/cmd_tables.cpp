@@ -174,14 +174,20 @@ int cmd_tables(const std::vector<std::string>& args) {
   };
   std::vector<GridTables> made;
   size_t present = 0;
+  // The tables of grids[i] (`grid`: it or a copy cut to fewer splits), marked extra for the
+  // profiles tabulated beside the papers' protocols, which write only the tables they plan cells
+  // in.
+  auto tables_of = [&](const ex::Grid& grid, size_t i, ex::StoreCheck* check) {
+    auto tables = ex::grid_tables(grid, grids[i].second, refs, status, check);
+    const bool is_extra = extra.count(i) > 0;
+    for (auto& t : tables) t.extra = is_extra;
+    if (is_extra) std::erase_if(tables, [](const report::Table& t) { return t.rows.empty(); });
+    return tables;
+  };
   for (size_t i = 0; i < grids.size(); ++i) {
     const auto& [grid, root] = grids[i];
     GridTables g{&grid, root, {}, {}};
-    g.tables = ex::grid_tables(grid, root, refs, status, &g.check);
-    const bool is_extra = extra.count(i) > 0;
-    for (auto& t : g.tables) t.extra = is_extra;
-    // A profile tabulated beside the papers' protocols writes only the tables it plans cells in.
-    if (is_extra) std::erase_if(g.tables, [](const report::Table& t) { return t.rows.empty(); });
+    g.tables = tables_of(grid, i, &g.check);
     present += g.check.present;
     if (g.check.present == 0) {
       const std::string none = fmt::format("no cell of grid {} (profile {}) under {}", grid.name,
@@ -245,13 +251,10 @@ int cmd_tables(const std::vector<std::string>& args) {
     for (size_t i = 0; i < grids.size(); ++i) {
       ex::Grid g = grids[i].first;
       ex::keep_splits_below(g, report::kFewSplits);
-      for (auto& t : ex::grid_tables(g, grids[i].second, refs, status)) {
-        t.extra = extra.count(i) > 0;
-        few.push_back(std::move(t));
-      }
+      for (auto& t : tables_of(g, i, nullptr)) few.push_back(std::move(t));
     }
+    // Judged as the page's tables are (explanations change no verdict, so none are attached).
     report::apply_replicates(few);
-    report::attach_explanations(few, explanations);
     for (const auto& g : made) all.insert(all.end(), g.tables.begin(), g.tables.end());
     stability = report::verdict_stability(few, all, report::kFewSplits);
     if (claims) {

@@ -40,9 +40,12 @@ VerdictStability verdict_stability(const std::vector<Table>& few, const std::vec
         ++out.compared;
         if (e.agree == f.agree) continue;
         (f.agree == "yes" ? out.agree_to_disagree : out.disagree_to_agree) += 1;
-        VerdictChange c{t, r, f, e};
-        c.table.rows.clear();
-        c.row.entries.clear();
+        // The table's spec and the row's keys, for formatting: not their other rows and entries.
+        VerdictChange c;
+        c.table.spec = t.spec;
+        c.row = {r.metric, r.kernel, r.dataset, r.depth, {}};
+        c.few = f;
+        c.all = e;
         out.changes.push_back(std::move(c));
       }
     }

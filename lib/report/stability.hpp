@@ -4,7 +4,6 @@
 // whose verdict changed, so that a reader can weigh the verdicts of rows that still have few.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +17,8 @@ constexpr int kFewSplits = 3;
 
 /// One entry judged twice: with its first `few_splits` splits, and with all those done.
 struct VerdictChange {
-  Table table;  ///< the all-splits table, rows cleared (its spec and name, for formatting)
-  Row row;      ///< the entry's row, entries cleared
+  Table table;  ///< the all-splits table's spec only (its name and formats), no rows
+  Row row;      ///< the entry's row keys, no entries
   Entry few, all;
 };
 

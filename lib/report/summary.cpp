@@ -496,7 +496,7 @@ std::string stability_section(const VerdictStability& s, const SummaryLinks& lin
   for (const auto& c : s.changes) {
     const Table& t = c.table;
     const Row& r = c.row;
-    std::string paper = c.all.ref ? c.all.ref->mean_text : std::string("-");
+    const std::string paper = c.all.ref ? c.all.ref->mean_text : std::string("-");
     o += fmt::format("- [{}]({}{}.md), {}: ours {}, then {}; paper {}.\n", md_cell(t.spec.name),
                      links.tables, t.spec.name, md_cell(entry_where(t, r, c.all)),
                      judged_text(t, r, c.few), judged_text(t, r, c.all), md_cell(paper));

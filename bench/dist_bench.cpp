@@ -166,6 +166,22 @@ void run_dist_bench(std::ostream& out, int reps) {
   }
   out << "  (total includes the Cholesky of Psi; IW row: nu_q = P + 2 learned, prior nu = P + 1.5, "
          "log IW prior at a general G factorises G)\n";
+  {
+    // Standard normal draws (Boost's normal_distribution on the stream's engine), timed on one
+    // P x B block a repetition.
+    const arma::uword B = 455;
+    std::vector<double> ns;
+    for (int k = 0; k <= reps; ++k) {
+      const auto t0 = Clock::now();
+      const arma::mat z = random::normal_matrix(s, kP, B);  // advances s: not elided
+      const double us = us_since(t0);
+      if (k > 0) ns.push_back(us * 1000.0 / double(kP * B));
+    }
+    out << fmt::format(
+        "normal draws: random::normal_matrix {} x {} (the DIWP conditional's noise block on "
+        "boston), {:.2f} ns per draw, median of {} reps\n",
+        kP, B, util::median(ns), reps);
+  }
 }
 
 }  // namespace dkp::bench

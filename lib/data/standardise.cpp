@@ -29,21 +29,40 @@ arma::mat Standardiser::inverse(const arma::mat& Z) const {
   return X;
 }
 
+namespace {
+
+// The training rows' mean over the test rows' population standard deviation plus 1e-6
+// (Scaling::test_sd).
+Standardiser fit_test_sd(const arma::mat& train, const arma::mat& test) {
+  if (train.n_rows < 2 || test.n_rows < 1) {
+    throw DataError(fmt::format("cannot standardise {} training and {} test row(s): need 2 and 1",
+                                train.n_rows, test.n_rows));
+  }
+  Standardiser s;
+  s.mean = arma::mean(train, 0);
+  s.std = arma::stddev(test, 1, 0) + 1e-6;  // norm_type 1: N denominator, as numpy's std
+  return s;
+}
+
+}  // namespace
+
 RegressionSplit standardised_split(const arma::mat& X, const arma::vec& y, const SplitIndices& idx,
-                                   bool standardise_y) {
+                                   bool standardise_y, Scaling scaling) {
   RegressionSplit out;
   const arma::mat Xtr = X.rows(idx.train);
+  const arma::mat Xte = X.rows(idx.test);
   const arma::vec ytr = y.elem(idx.train);
   const arma::vec yte = y.elem(idx.test);
-  out.x_stats = Standardiser::fit(Xtr);
+  out.x_stats = scaling == Scaling::train ? Standardiser::fit(Xtr) : fit_test_sd(Xtr, Xte);
   out.X_train = out.x_stats.transform(Xtr);
-  out.X_test = out.x_stats.transform(X.rows(idx.test));
+  out.X_test = out.x_stats.transform(Xte);
   if (!standardise_y) {
     out.y_train = ytr;
     out.y_test = yte;
     return out;
   }
-  const Standardiser ys = Standardiser::fit(arma::mat(ytr));
+  const Standardiser ys = scaling == Scaling::train ? Standardiser::fit(arma::mat(ytr))
+                                                    : fit_test_sd(arma::mat(ytr), arma::mat(yte));
   out.y_mean = ys.mean[0];
   out.y_std = ys.std[0];
   out.y_train = (ytr - out.y_mean) / out.y_std;
@@ -51,8 +70,8 @@ RegressionSplit standardised_split(const arma::mat& X, const arma::vec& y, const
   return out;
 }
 
-RegressionSplit make_regression_split(const UciDataset& ds, size_t k) {
-  RegressionSplit out = standardised_split(ds.X, ds.y, ds.split(k), true);
+RegressionSplit make_regression_split(const UciDataset& ds, size_t k, Scaling scaling) {
+  RegressionSplit out = standardised_split(ds.X, ds.y, ds.split(k), true, scaling);
   out.dataset = ds.info.name;
   out.split = k;
   return out;

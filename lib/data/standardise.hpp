@@ -20,6 +20,12 @@ struct Standardiser {
   arma::mat inverse(const arma::mat& Z) const;
 };
 
+/// How a split is standardised: by its training rows' mean and standard deviation (the default,
+/// as above), or by the training rows' mean over the test rows' population standard deviation
+/// plus 1e-6 (test_sd: the DSVI report's code, MattAshman/MLMI4 `code/dgp/datasets.py`
+/// `normalize`; a column constant on the test rows is divided by 1e-6). Inputs and targets alike.
+enum class Scaling { train, test_sd };
+
 /// One train/test split, standardised with the training statistics.
 struct RegressionSplit {
   std::string dataset;
@@ -36,11 +42,13 @@ struct RegressionSplit {
 };
 
 /// The split `idx` of the rows of X and y: inputs standardised with the training rows'
-/// statistics, and the targets too when `standardise_y` (regression; class indices stay).
+/// statistics (or as `scaling` says), and the targets too when `standardise_y` (regression;
+/// class indices stay).
 RegressionSplit standardised_split(const arma::mat& X, const arma::vec& y, const SplitIndices& idx,
-                                   bool standardise_y);
+                                   bool standardise_y, Scaling scaling = Scaling::train);
 
 /// Builds a standardised split from a loaded dataset.
-RegressionSplit make_regression_split(const UciDataset& ds, size_t k);
+RegressionSplit make_regression_split(const UciDataset& ds, size_t k,
+                                      Scaling scaling = Scaling::train);
 
 }  // namespace dkp::data

@@ -389,8 +389,8 @@ std::string user_split_sha256(const UserDatasetSpec& spec, int k) {
   return h.hex_digest();
 }
 
-RegressionSplit user_split(const UserDataset& ds, int k) {
-  RegressionSplit out = standardised_split(ds.X, ds.y, ds.split(k), ds.labels.empty());
+RegressionSplit user_split(const UserDataset& ds, int k, Scaling scaling) {
+  RegressionSplit out = standardised_split(ds.X, ds.y, ds.split(k), ds.labels.empty(), scaling);
   out.dataset = ds.spec.name;
   out.split = size_t(k);
   out.classes = ds.labels.size();

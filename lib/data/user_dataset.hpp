@@ -71,9 +71,9 @@ UserDataset load_user_dataset(const UserDatasetSpec& spec);
 std::string user_dataset_fingerprint(const UserDatasetSpec& spec);
 /// SHA-256 of a run's data (the manifest's data_sha256): the fingerprint's full digest and split k.
 std::string user_split_sha256(const UserDatasetSpec& spec, int k);
-/// Split k, standardised with the training rows' statistics (classification: inputs only, the
-/// class indices unchanged).
-RegressionSplit user_split(const UserDataset& ds, int k);
+/// Split k, standardised with the training rows' statistics or as `scaling` says
+/// (classification: inputs only, the class indices unchanged).
+RegressionSplit user_split(const UserDataset& ds, int k, Scaling scaling = Scaling::train);
 
 /// Writes the example user datasets into `dest`/datasets/ (dkp data example): friedman (Friedman's
 /// regression function #1 of five uniform inputs plus unit Gaussian noise, 400 rows, 5 random

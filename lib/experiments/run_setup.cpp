@@ -16,6 +16,7 @@
 #include "data/toy.hpp"
 #include "data/user_dataset.hpp"
 #include "models/factory.hpp"
+#include "models/options.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 #include "util/sha256.hpp"
@@ -88,7 +89,10 @@ std::string builtin_data_damage(const std::filesystem::path& root, const std::st
 }
 
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
-                      const std::string& pixels, double pixel_scale) {
+                      const std::string& pixels, double pixel_scale,
+                      const std::string& standardise) {
+  const data::Scaling scaling =
+      standardise == "test-sd" ? data::Scaling::test_sd : data::Scaling::train;
   RunData d;
   if (data::dataset_classes(dataset) > 0) {
     d.split =
@@ -102,11 +106,11 @@ RunData load_run_data(const std::filesystem::path& root, const std::string& data
   } else if (const auto info = data::find_dataset(dataset, root);
              info && info->kind == data::DatasetKind::User) {
     const data::UserDatasetSpec spec = user_spec(root, dataset);
-    d.split = data::user_split(data::load_user_dataset(spec), split);
+    d.split = data::user_split(data::load_user_dataset(spec), split, scaling);
     d.sha256 = data::user_split_sha256(spec, split);
   } else {
     const data::UciDataset ds = data::load_uci(root, dataset);
-    d.split = data::make_regression_split(ds, size_t(split));
+    d.split = data::make_regression_split(ds, size_t(split), scaling);
     d.sha256 = split_data_sha256(ds, split);
   }
   return d;
@@ -161,7 +165,8 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
   // Data (for the standardisation and the model's shapes) and the trained parameters.
   const auto root = data::resolve_data_root(data_root_option);
   RunData data = load_run_data(root, tr.spec.dataset, tr.spec.split, tr.spec.protocol.pixels,
-                               tr.spec.protocol.pixel_scale);
+                               tr.spec.protocol.pixel_scale,
+                               tr.spec.options.choice(models::opt::kStandardise));
   const std::string& data_sha = data.sha256;
   std::string trained_sha = util::json_string(manifest, "data_sha256", source);
   if (trained_sha.empty()) trained_sha = data_sha;

@@ -36,8 +36,10 @@ struct RunData {
   data::RegressionSplit split;
   std::string sha256;
 };
+/// `standardise` is the option of that name (models/options.hpp): "train" or "test-sd".
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
-                      const std::string& pixels = "unit", double pixel_scale = 1.0);
+                      const std::string& pixels = "unit", double pixel_scale = 1.0,
+                      const std::string& standardise = "train");
 
 /// The files of a built-in dataset (the papers' UCI sets, MNIST, CIFAR-10) checked against the
 /// checksum list embedded from data-scripts/SHA256SUMS (data/checksums.hpp), as `dkp data verify

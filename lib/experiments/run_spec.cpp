@@ -288,6 +288,12 @@ void validate_run_spec(const RunSpec& s, const std::filesystem::path& data_root)
         "pixels '{}' and pixel scale {} are for images; {}'s inputs are standardised per feature",
         s.protocol.pixels, s.protocol.pixel_scale, s.dataset));
   }
+  if (info.kind == data::DatasetKind::Images || data::is_toy_dataset(s.dataset)) {
+    if (s.options.is_set(models::opt::kStandardise)) {
+      throw ConfigError(fmt::format("standardise '{}' is for tabular data; {} is not",
+                                    s.options.text(models::opt::kStandardise), s.dataset));
+    }
+  }
   if (!(s.protocol.pixel_scale > 0.0) || !std::isfinite(s.protocol.pixel_scale)) {
     throw ConfigError(
         fmt::format("pixel scale must be positive and finite (got {})", s.protocol.pixel_scale));

@@ -210,7 +210,8 @@ std::vector<RegistryEntry> dsvi_dgp_entries() {
   e.options = {{opt::kInitLengthscale, {}, {}},
                {opt::kInitVariance, {}, {}},
                {opt::kWhiten, {}, {}},
-               {opt::kQSqrtDiag, {}, {}}};
+               {opt::kQSqrtDiag, {}, {}},
+               {opt::kStandardise, {}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
                random::Stream& init) -> std::unique_ptr<Model> {
     DsviConfig cfg;

@@ -139,6 +139,12 @@ const std::vector<OptionDecl>& option_table() {
              "sgp, dgp dsvi: initial variance of every SE kernel (0: the model's, 1; the DSVI "
              "report's MNIST code: 2)",
              false),
+        make(opt::kStandardise, T::Choice, "train", {"train", "test-sd"},
+             "how the split's inputs and targets are standardised",
+             "sgp, dgp dsvi: minus the training mean, over the training standard deviation "
+             "(train) | over the test set's population standard deviation plus 1e-6 (test-sd: "
+             "the DSVI report's code; a feature constant on the test set is divided by 1e-6)",
+             false),
     };
     return t;
   }();

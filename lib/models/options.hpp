@@ -38,6 +38,8 @@ inline constexpr const char* kDeltaInit = "delta_init";
 inline constexpr const char* kDiwpDof = "diwp_dof";
 inline constexpr const char* kDiwpOmegaV = "diwp_omega_v";
 inline constexpr const char* kOutputScale = "output_scale";
+/// How a regression split is standardised (read by experiments::load_run_data, not a builder).
+inline constexpr const char* kStandardise = "standardise";
 }  // namespace opt
 
 enum class OptionType {

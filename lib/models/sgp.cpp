@@ -92,7 +92,8 @@ std::vector<RegistryEntry> sgp_entries() {
       "", "sparse variational GP, one layer (Hensman et al. 2015; the DSVI report's SGP)");
   e.min_depth = e.max_depth = 1;
   e.depth_note = "a single-layer GP; use dgp for more layers";
-  e.options = {{opt::kInitLengthscale, {}, {}}, {opt::kInitVariance, {}, {}}};
+  e.options = {
+      {opt::kInitLengthscale, {}, {}}, {opt::kInitVariance, {}, {}}, {opt::kStandardise, {}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
                random::Stream& init) -> std::unique_ptr<Model> {
     SgpConfig cfg;

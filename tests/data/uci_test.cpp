@@ -304,6 +304,32 @@ TEST_CASE("standardisation: training mean 0 and std 1 (N-1), zero std -> 1, roun
   CHECK(arma::approx_equal(split.y_to_original(split.y_test), y_test, "absdiff", 1e-12));
 }
 
+TEST_CASE("standardisation test_sd: training mean over the test rows' population sd + 1e-6") {
+  // Rows 0-3 train, 4-5 test; column 1 is constant on the test rows.
+  const arma::mat X = {{1.0, 0.0}, {2.0, 1.0}, {4.0, 0.0}, {7.0, 1.0}, {3.0, 0.0}, {6.0, 0.0}};
+  const arma::vec y = {1.0, 2.0, 3.0, 4.0, 10.0, 14.0};
+  dkp::data::SplitIndices idx;
+  idx.train = {0, 1, 2, 3};
+  idx.test = {4, 5};
+  const auto s = dkp::data::standardised_split(X, y, idx, true, dkp::data::Scaling::test_sd);
+  // Column 0: training mean 3.5; the test rows {3, 6} have population sd 1.5.
+  CHECK(s.x_stats.mean[0] == doctest::Approx(3.5));
+  CHECK(s.x_stats.std[0] == doctest::Approx(1.5 + 1e-6).epsilon(1e-15));
+  CHECK(s.X_train(3, 0) == doctest::Approx((7.0 - 3.5) / (1.5 + 1e-6)));
+  CHECK(s.X_test(1, 0) == doctest::Approx((6.0 - 3.5) / (1.5 + 1e-6)));
+  // Column 1: constant on the test rows, so divided by 1e-6 (the training rows reach 5e5).
+  CHECK(s.x_stats.std[1] == 1e-6);
+  CHECK(s.X_train(1, 1) == doctest::Approx(0.5 / 1e-6));
+  // Targets: training mean 2.5, the test targets {10, 14} sd 2; back to original units exactly.
+  CHECK(s.y_mean == doctest::Approx(2.5));
+  CHECK(s.y_std == doctest::Approx(2.0 + 1e-6).epsilon(1e-15));
+  CHECK(arma::approx_equal(s.y_to_original(s.y_test), arma::vec{10.0, 14.0}, "absdiff", 1e-12));
+  // The default is the training rows' statistics, unchanged.
+  const auto t = dkp::data::standardised_split(X, y, idx, true);
+  CHECK(t.x_stats.std[0] == doctest::Approx(std::sqrt(7.0)));
+  CHECK(t.y_std == doctest::Approx(std::sqrt(5.0 / 3.0)));
+}
+
 TEST_CASE("checksum list parses and verification detects a modified file") {
   const auto entries = dkp::data::parse_checksums(dkp::data::embedded_sha256sums());
   CHECK(entries.size() == 376);  // the shared mirror's 370 files and CIFAR-10's six

@@ -699,6 +699,22 @@ TEST_CASE("validate_run_spec checks what dkp run receives") {
   bad = s;
   bad.protocol.pixel_scale = 2.0;
   CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("for images"), dkp::ConfigError);
+  bad = s;  // the test-set scaling: sgp and dgp dsvi on tabular data, in the hash when set
+  bad.model = "dgp";
+  bad.inference = "dsvi";
+  const std::string train_scaled = bad.hash();
+  bad.options.set("standardise", "test-sd");
+  check_option_joins(bad, train_scaled, "standardise=test-sd\n", "--standardise", "test-sd");
+  bad.dataset = "mnist";
+  bad.split = 0;
+  CHECK_THROWS_WITH_AS(validate_run_spec(bad), doctest::Contains("for tabular data"),
+                       dkp::ConfigError);
+  bad = s;
+  bad.options.set("standardise", "test-sd");  // not an option of the global-inducing DGP
+  CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);
+  bad.options.set("standardise", "train");
+  CHECK(bad.hash() == s.hash());  // the default: old hashes stay
+  CHECK_THROWS_AS(bad.options.set("standardise", "test"), dkp::ConfigError);
   bad = s;
   bad.protocol.kl_anneal = 1000000;
   CHECK_THROWS_AS(validate_run_spec(bad), dkp::ConfigError);

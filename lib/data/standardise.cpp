@@ -31,9 +31,10 @@ arma::mat Standardiser::inverse(const arma::mat& Z) const {
 
 namespace {
 
-// The training rows' mean over the test rows' population standard deviation plus 1e-6
-// (Scaling::test_sd).
-Standardiser fit_test_sd(const arma::mat& train, const arma::mat& test) {
+// The statistics `scaling` takes from a split's training and test rows: the training rows' (fit),
+// or their mean over the test rows' population standard deviation plus 1e-6 (test_sd).
+Standardiser fit_split(const arma::mat& train, const arma::mat& test, Scaling scaling) {
+  if (scaling == Scaling::train) return Standardiser::fit(train);
   if (train.n_rows < 2 || test.n_rows < 1) {
     throw DataError(fmt::format("cannot standardise {} training and {} test row(s): need 2 and 1",
                                 train.n_rows, test.n_rows));
@@ -53,7 +54,7 @@ RegressionSplit standardised_split(const arma::mat& X, const arma::vec& y, const
   const arma::mat Xte = X.rows(idx.test);
   const arma::vec ytr = y.elem(idx.train);
   const arma::vec yte = y.elem(idx.test);
-  out.x_stats = scaling == Scaling::train ? Standardiser::fit(Xtr) : fit_test_sd(Xtr, Xte);
+  out.x_stats = fit_split(Xtr, Xte, scaling);
   out.X_train = out.x_stats.transform(Xtr);
   out.X_test = out.x_stats.transform(Xte);
   if (!standardise_y) {
@@ -61,8 +62,7 @@ RegressionSplit standardised_split(const arma::mat& X, const arma::vec& y, const
     out.y_test = yte;
     return out;
   }
-  const Standardiser ys = scaling == Scaling::train ? Standardiser::fit(arma::mat(ytr))
-                                                    : fit_test_sd(arma::mat(ytr), arma::mat(yte));
+  const Standardiser ys = fit_split(arma::mat(ytr), arma::mat(yte), scaling);
   out.y_mean = ys.mean[0];
   out.y_std = ys.std[0];
   out.y_train = (ytr - out.y_mean) / out.y_std;

@@ -19,7 +19,6 @@
 #include "likelihoods/robustmax.hpp"
 #include "linalg/chol.hpp"
 #include "models/factory.hpp"
-#include "models/options.hpp"
 #include "platform/blas_threads.hpp"
 #include "platform/cpu.hpp"
 #include "platform/dir_lock.hpp"
@@ -337,8 +336,7 @@ RunOutcome run_cell(const RunSpec& spec, const RunOptions& options) {
   fs::remove(out / "verified.json");
 
   // Data.
-  const RunData run_data = load_run_data(root, spec.dataset, spec.split, p.pixels, p.pixel_scale,
-                                         spec.options.choice(models::opt::kStandardise));
+  const RunData run_data = load_run_data(root, spec);
   if (run_data.sha256 != data_sha) {
     throw DataError(fmt::format("the data files of {} split {} changed while the run started",
                                 spec.dataset, spec.split));

@@ -89,10 +89,7 @@ std::string builtin_data_damage(const std::filesystem::path& root, const std::st
 }
 
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
-                      const std::string& pixels, double pixel_scale,
-                      const std::string& standardise) {
-  const data::Scaling scaling =
-      standardise == "test-sd" ? data::Scaling::test_sd : data::Scaling::train;
+                      const std::string& pixels, double pixel_scale, data::Scaling scaling) {
   RunData d;
   if (data::dataset_classes(dataset) > 0) {
     d.split =
@@ -114,6 +111,14 @@ RunData load_run_data(const std::filesystem::path& root, const std::string& data
     d.sha256 = split_data_sha256(ds, split);
   }
   return d;
+}
+
+RunData load_run_data(const std::filesystem::path& root, const RunSpec& spec) {
+  const data::Scaling scaling = spec.options.choice(models::opt::kStandardise) == "test-sd"
+                                    ? data::Scaling::test_sd
+                                    : data::Scaling::train;
+  return load_run_data(root, spec.dataset, spec.split, spec.protocol.pixels,
+                       spec.protocol.pixel_scale, scaling);
 }
 
 random::Stream run_stream(const RunSpec& spec) {
@@ -164,9 +169,7 @@ TrainedRun load_trained_run(const std::filesystem::path& dir, const std::string&
 
   // Data (for the standardisation and the model's shapes) and the trained parameters.
   const auto root = data::resolve_data_root(data_root_option);
-  RunData data = load_run_data(root, tr.spec.dataset, tr.spec.split, tr.spec.protocol.pixels,
-                               tr.spec.protocol.pixel_scale,
-                               tr.spec.options.choice(models::opt::kStandardise));
+  RunData data = load_run_data(root, tr.spec);
   const std::string& data_sha = data.sha256;
   std::string trained_sha = util::json_string(manifest, "data_sha256", source);
   if (trained_sha.empty()) trained_sha = data_sha;

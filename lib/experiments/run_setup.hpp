@@ -36,10 +36,12 @@ struct RunData {
   data::RegressionSplit split;
   std::string sha256;
 };
-/// `standardise` is the option of that name (models/options.hpp): "train" or "test-sd".
 RunData load_run_data(const std::filesystem::path& root, const std::string& dataset, int split,
                       const std::string& pixels = "unit", double pixel_scale = 1.0,
-                      const std::string& standardise = "train");
+                      data::Scaling scaling = data::Scaling::train);
+/// A cell's data as it trains on it: its dataset and split, with its protocol's pixel settings and
+/// its `standardise` option (models/options.hpp).
+RunData load_run_data(const std::filesystem::path& root, const RunSpec& spec);
 
 /// The files of a built-in dataset (the papers' UCI sets, MNIST, CIFAR-10) checked against the
 /// checksum list embedded from data-scripts/SHA256SUMS (data/checksums.hpp), as `dkp data verify

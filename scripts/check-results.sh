@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Test of the committed results (CTest `committed_results`, run from the repository root):
 # 1. the committed store holds finished cells only: every run directory under results/runs has a
-#    result.json carrying its directory's hash, and stays under 150 KB;
+#    result.json carrying its directory's hash (or is a failed cell kept as a result: an
+#    error.json carrying the hash, ended by no signal, and no result.json; scripts/store-add.sh
+#    --failed), and stays under 150 KB;
 # 2. the committed tables, results/README.md, results/claims.md and the figures are exactly what
 #    `make tables` (scripts/tables.sh) makes from the committed store: stale tables fail.
 # 3. each committed grid snapshot (results/runs/<grid>/snapshot-<profile>.yaml) is what
@@ -21,6 +23,17 @@ else
 fi
 for dir in $dirs; do
   hash=$(basename "$dir")
+  # (a missing file is reported below: the size of those present)
+  kb=$( (cat "$dir"/result.json "$dir"/error.json "$dir"/manifest.json "$dir"/trace.csv 2>/dev/null || true) | wc -c)
+  if [ "$kb" -gt 153600 ]; then
+    echo "check-results: $dir holds $kb bytes (over 150 KB)" >&2
+    fail=1
+  fi
+  if [ ! -f "$dir/result.json" ] && [ -f "$dir/error.json" ] &&
+    grep -q "\"config_hash\": \"$hash\"" "$dir/error.json" &&
+    grep -q '"signal": null' "$dir/error.json"; then
+    continue # a failed cell kept as a result: no index line (dkp records finished cells only)
+  fi
   if [ ! -f "$dir/result.json" ] || ! grep -q "\"config_hash\": \"$hash\"" "$dir/result.json"; then
     echo "check-results: $dir is not a finished cell (no result.json with hash $hash)" >&2
     fail=1
@@ -36,12 +49,6 @@ for dir in $dirs; do
     [ "$(printf '%s\t%s\t%s' "$key" "$(sha256sum <"$dir/result.json" | cut -c1-64)" \
       "$(sha256sum <"$dir/manifest.json" | cut -c1-64)")" != "$line" ]; then
     echo "check-results: $dir: result.json or manifest.json was modified after dkp wrote it ($store/$grid/index.tsv)" >&2
-    fail=1
-  fi
-  # (a missing file is reported above: the size of those present, and go on to the next cell)
-  kb=$( (cat "$dir"/result.json "$dir"/manifest.json "$dir"/trace.csv 2>/dev/null || true) | wc -c)
-  if [ "$kb" -gt 153600 ]; then
-    echo "check-results: $dir holds $kb bytes (over 150 KB)" >&2
     fail=1
   fi
 done

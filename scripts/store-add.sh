@@ -7,8 +7,18 @@
 # interrupted or failed (no result.json of their hash) are left out, so no partial cell enters
 # git. A trace of more than 1000 rows (a cell computed before `dkp run --trace-every auto`) is
 # first thinned in place to every k-th row and its last, the rows --trace-every auto would keep.
-#   scripts/store-add.sh [STORE]      (default results/runs; run from the repository root)
+# A failed cell is a result too when it fails the same way on every rerun (a non-finite ELBO on
+# one split): --failed HASH stages that cell's error.json, manifest.json and trace.csv, provided
+# its error.json carries the hash and says the run exited with an error (not that a signal ended
+# it), and it has no result. Tables then count it as a failed split, and `dkp grid run` retries it.
+#   scripts/store-add.sh [--failed HASH]... [STORE]   (default results/runs; run from the root)
 set -euo pipefail
+failed=()
+while [ "${1:-}" = --failed ]; do
+  [ -n "${2:-}" ] || { echo "store-add: --failed needs a cell hash" >&2; exit 2; }
+  failed+=("$2")
+  shift 2
+done
 store=${1:-results/runs}
 [ -d "$store" ] || { echo "store-add: no store at $store" >&2; exit 2; }
 max_rows=1000
@@ -33,8 +43,26 @@ while IFS= read -r result; do
   fi
   [ -f "$dir/verified.json" ] && files+=("$dir/verified.json")
   git add -- "${files[@]}"
+  # A failed cell staged before and finished since: its error.json (removed by the rerun) goes.
+  [ -f "$dir/error.json" ] || git rm -q --cached --ignore-unmatch -- "$dir/error.json"
   staged=$((staged + 1))
 done < <(find "$store" -mindepth 5 -maxdepth 5 -name result.json | sort)
+for hash in "${failed[@]}"; do
+  dirs=$(find "$store" -mindepth 4 -maxdepth 4 -type d -name "$hash")
+  [ "$(echo "$dirs" | grep -c .)" = 1 ] ||
+    { echo "store-add: --failed $hash: no single run directory of that hash in $store" >&2; exit 2; }
+  err=$dirs/error.json
+  if [ -f "$dirs/result.json" ] || [ ! -f "$err" ] ||
+    ! grep -q "\"config_hash\": \"$hash\"" "$err" || ! grep -q '"signal": null' "$err"; then
+    echo "store-add: --failed $hash: $dirs is not a failed cell (an error.json of its hash, no" \
+      "signal, no result.json)" >&2
+    exit 2
+  fi
+  files=("$err")
+  for f in manifest.json trace.csv; do [ -f "$dirs/$f" ] && files+=("$dirs/$f"); done
+  git add -f -- "${files[@]}" # -f: error.json is ignored (.gitignore) unless named here
+  echo "store-add: failed cell $dirs staged"
+done
 find "$store" -mindepth 2 -maxdepth 2 \( -name 'snapshot-*.yaml' -o -name index.tsv \) -print0 |
   xargs -0 -r git add --
 echo "store-add: $staged finished cells staged from $store"

@@ -82,8 +82,11 @@ std::string ours_cell(const Table& t, const Entry& e, const std::string& metric)
     return "\\textit{missing}";
   }
   std::string s = number(e.mean, e.shown_error, spec, metric, e.bold);
-  if (e.n_done < e.n_expected)
-    s += fmt::format("\\textsuperscript{{{}/{}}}", e.n_done, e.n_expected);
+  if (e.n_done < e.n_expected) {
+    s += e.n_failed > 0 ? fmt::format("\\textsuperscript{{{}/{}, {} failed}}", e.n_done,
+                                      e.n_expected, e.n_failed)
+                        : fmt::format("\\textsuperscript{{{}/{}}}", e.n_done, e.n_expected);
+  }
   if (e.agree == "yes") s += "\\,{\\scriptsize\\checkmark}";
   if (e.agree == "no")
     s += is_unexplained(t, e) ? "\\,{\\scriptsize$\\times^{?}$}" : "\\,{\\scriptsize$\\times$}";
@@ -180,7 +183,10 @@ std::string md_ours_cell(const Table& t, const Entry& e, const std::string& metr
   std::string s = format_value(e.mean, spec, metric);
   if (e.shown_error) s += " ± " + format_value(e.shown_error, spec, metric);
   if (e.bold) s = "**" + s + "**";
-  if (e.n_done < e.n_expected) s += fmt::format(" ({}/{})", e.n_done, e.n_expected);
+  if (e.n_done < e.n_expected) {
+    s += e.n_failed > 0 ? fmt::format(" ({}/{}, {} failed)", e.n_done, e.n_expected, e.n_failed)
+                        : fmt::format(" ({}/{})", e.n_done, e.n_expected);
+  }
   if (e.agree == "yes") s += " ✓";
   if (e.agree == "no") s += is_unexplained(t, e) ? " ✗ unexplained" : " ✗";
   if (e.wider_spread) s += " ↕";
@@ -291,6 +297,18 @@ bool any_left_out(const Table& t) {
   return false;
 }
 
+// Whether an entry of the table has a mean and also failed splits, for the legend.
+bool any_partly_failed(const Table& t) {
+  for (const auto& row : t.rows)
+    for (const auto& e : row.entries)
+      if (e.mean && e.n_failed > 0) return true;
+  return false;
+}
+
+const char* const kPartlyFailedText =
+    " j failed: j of the splits not done failed (their run directories' error.json say why); "
+    "the mean is over the splits done.";
+
 const char* const kLeftOutText =
     " damaged k/n, stale k/n: results left out (malformed or modified since dkp wrote them; made "
     "from other data than the data now present), which `dkp grid status` names.";
@@ -345,6 +363,7 @@ std::string to_latex(const Table& t) {
            "(none names it, or its sign or size is outside the row's).";
     }
   }
+  if (any_partly_failed(t)) o += latex_escape(kPartlyFailedText);
   if (any_left_out(t)) o += latex_escape(kLeftOutText);
   if (!t.notes.empty()) o += " " + latex_escape(t.notes);
   o += "}\\par\n\\begin{center}\n\\footnotesize\n";
@@ -537,6 +556,7 @@ std::string to_markdown(const Table& t) {
          "or the rule lacks what it needs); (k/n): only k of n splits done; *missing*, "
          "*running*, *failed*: no result yet.";
   }
+  if (any_partly_failed(t)) o += kPartlyFailedText;
   if (any_left_out(t)) o += kLeftOutText;
   if (!t.spec.ours_only.empty()) {
     o += " Rows marked \"(ours only)\": a quantity the paper does not print, shown for our own "

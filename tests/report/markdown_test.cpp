@@ -117,7 +117,20 @@ TEST_CASE("to_markdown: title, header, one line per row, ours beside the paper's
   CHECK(md.find("\nMean ± one standard error over splits.") != std::string::npos);
   CHECK(md.find("✓: agreement") != std::string::npos);
   CHECK(md.find("\nProtocol: 20 steps &lt;fast&gt;. Grid x.yaml.\n") != std::string::npos);
-  CHECK(md == to_markdown(t));  // deterministic
+  CHECK(md.find("j failed") == std::string::npos);  // no partial entry with a failed split
+  CHECK(md == to_markdown(t));                      // deterministic
+}
+
+TEST_CASE("to_markdown and to_latex: a partial entry with failed splits says how many") {
+  Table t = small_table();
+  t.rows[0].entries[0].n_failed = 1;  // 3 of 20 done, 1 failed, 16 not run
+  const std::string md = to_markdown(t);
+  CHECK(md.find("| yacht | 2 | -0.39 ± 0.01 (3/20, 1 failed) ✓ | -0.38 ± 0.01 |") !=
+        std::string::npos);
+  CHECK(md.find(" j failed: j of the splits not done failed") != std::string::npos);
+  const std::string tex = to_latex(t);
+  CHECK(tex.find("\\textsuperscript{3/20, 1 failed}") != std::string::npos);
+  CHECK(tex.find(" j failed: j of the splits not done failed") != std::string::npos);
 }
 
 TEST_CASE("to_markdown: metric and kernel keys, profiles, an empty table") {

@@ -43,10 +43,12 @@ while IFS= read -r result; do
   fi
   [ -f "$dir/verified.json" ] && files+=("$dir/verified.json")
   git add -- "${files[@]}"
-  # A failed cell staged before and finished since: its error.json (removed by the rerun) goes.
-  [ -f "$dir/error.json" ] || git rm -q --cached --ignore-unmatch -- "$dir/error.json"
   staged=$((staged + 1))
 done < <(find "$store" -mindepth 5 -maxdepth 5 -name result.json | sort)
+# A failed cell committed before and finished since: its error.json (removed by the rerun) goes.
+git ls-files -- "$store" | { grep '/error\.json$' || true; } | while IFS= read -r err; do
+  [ -f "$err" ] || [ ! -f "$(dirname "$err")/result.json" ] || git rm -q --cached -- "$err"
+done
 for hash in "${failed[@]}"; do
   dirs=$(find "$store" -mindepth 4 -maxdepth 4 -type d -name "$hash")
   [ "$(echo "$dirs" | grep -c .)" = 1 ] ||

@@ -69,6 +69,13 @@ std::string number(std::optional<double> mean, std::optional<double> err, const 
   return bold ? "$\\mathbf{" + body + "}$" : "$" + body + "$";
 }
 
+// "k/n" of an entry with only k of its n splits done, "k/n, j failed" when j of the others failed.
+std::string splits_done_text(const Entry& e) {
+  std::string o = fmt::format("{}/{}", e.n_done, e.n_expected);
+  if (e.n_failed > 0) o += fmt::format(", {} failed", e.n_failed);
+  return o;
+}
+
 std::string ours_cell(const Table& t, const Entry& e, const std::string& metric) {
   const TableSpec& spec = t.spec;
   if (!e.mean) {
@@ -82,11 +89,7 @@ std::string ours_cell(const Table& t, const Entry& e, const std::string& metric)
     return "\\textit{missing}";
   }
   std::string s = number(e.mean, e.shown_error, spec, metric, e.bold);
-  if (e.n_done < e.n_expected) {
-    s += e.n_failed > 0 ? fmt::format("\\textsuperscript{{{}/{}, {} failed}}", e.n_done,
-                                      e.n_expected, e.n_failed)
-                        : fmt::format("\\textsuperscript{{{}/{}}}", e.n_done, e.n_expected);
-  }
+  if (e.n_done < e.n_expected) s += "\\textsuperscript{" + splits_done_text(e) + "}";
   if (e.agree == "yes") s += "\\,{\\scriptsize\\checkmark}";
   if (e.agree == "no")
     s += is_unexplained(t, e) ? "\\,{\\scriptsize$\\times^{?}$}" : "\\,{\\scriptsize$\\times$}";
@@ -183,10 +186,7 @@ std::string md_ours_cell(const Table& t, const Entry& e, const std::string& metr
   std::string s = format_value(e.mean, spec, metric);
   if (e.shown_error) s += " ± " + format_value(e.shown_error, spec, metric);
   if (e.bold) s = "**" + s + "**";
-  if (e.n_done < e.n_expected) {
-    s += e.n_failed > 0 ? fmt::format(" ({}/{}, {} failed)", e.n_done, e.n_expected, e.n_failed)
-                        : fmt::format(" ({}/{})", e.n_done, e.n_expected);
-  }
+  if (e.n_done < e.n_expected) s += " (" + splits_done_text(e) + ")";
   if (e.agree == "yes") s += " ✓";
   if (e.agree == "no") s += is_unexplained(t, e) ? " ✗ unexplained" : " ✗";
   if (e.wider_spread) s += " ↕";

@@ -15,6 +15,7 @@
 #include "likelihoods/robustmax.hpp"
 #include "models/dsvi_dgp.hpp"
 #include "models/kmeans.hpp"
+#include "models/options.hpp"
 #include "models/svgp_output.hpp"
 #include "util/error.hpp"
 
@@ -312,6 +313,7 @@ Predictive AepDgp::predict(const ParamMap& params, const arma::mat& X, size_t sa
 std::vector<RegistryEntry> aep_dgp_entries() {
   RegistryEntry e =
       svgp_output_entry("aep", "deep GP, approximate expectation propagation (Bui et al. 2016)");
+  e.options = {{opt::kMeanFunction, {}, {}}};
   e.build = [](const ModelSpec& spec, const arma::mat& X_train, const arma::vec&,
                random::Stream& init) -> std::unique_ptr<Model> {
     AepConfig cfg;
@@ -319,6 +321,7 @@ std::vector<RegistryEntry> aep_dgp_entries() {
     cfg.num_inducing = spec.inducing;
     if (spec.width > 0) cfg.hidden_width = spec.width;  // else the report's 2
     cfg.num_classes = spec.classes;
+    cfg.linear_mean = spec.options.choice(opt::kMeanFunction) == "linear";
     return std::make_unique<AepDgp>(cfg, X_train, init);
   };
   return {e};

@@ -80,6 +80,11 @@ const std::vector<OptionDecl>& option_table() {
              "the inner layers' 1e-5 it takes about a thousand steps to reach order one) | "
              "unconstrained, of either sign (GPflow's; about a hundred steps)",
              false),
+        make(opt::kMeanFunction, T::Choice, "linear", {"linear", "zero"},
+             "the inner layers' mean functions",
+             "dgp aep: the inner layers' mean functions x^T W (linear: the DSVI report's section "
+             "3.2) | none (zero: geepee's SDGPR, whose runs are the report's AEP-2 numbers)",
+             false),
         make(opt::kOutputScale, T::Choice, "fixed", {"fixed", "learned"},
              "the output layer's kernel scale",
              "nngp, diwp, dgp global-inducing, kernel relu: the output layer's kernel K(G_L) as "

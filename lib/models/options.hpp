@@ -29,6 +29,7 @@ inline constexpr const char* kAPrimeScale = "a_prime_scale";
 inline constexpr const char* kFreezeAPrime = "freeze_a_prime";
 inline constexpr const char* kWhiten = "whiten";
 inline constexpr const char* kQSqrtDiag = "q_sqrt_diag";
+inline constexpr const char* kMeanFunction = "mean_function";
 inline constexpr const char* kDiwpVScale = "diwp_v_scale";
 inline constexpr const char* kGwUntil = "gw_until";
 inline constexpr const char* kMfUntil = "mf_until";

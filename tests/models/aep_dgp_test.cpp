@@ -13,6 +13,7 @@
 #include "model_test_support.hpp"
 #include "models/aep_dgp.hpp"
 #include "models/dsvi_dgp.hpp"
+#include "models/factory.hpp"
 #include "models/sgp.hpp"
 #include "random/stream.hpp"
 #include "util/error.hpp"
@@ -181,6 +182,31 @@ TEST_CASE("AEP DGP: gradients of the energy w.r.t. every parameter (depths 1-3)"
     const m::AepDgp model(tiny_config(depth), data.X, init);
     dkp::test::expect_elbo_gradient(model, data, 21);
   }
+}
+
+TEST_CASE("AEP DGP: mean_function zero reaches the model through the factory") {
+  const Tiny data = tiny_data(12, 3, 9);
+  // Depth 3: inner layers 3 -> 2 -> 2, so the linear mean maps differ from zero.
+  auto build = [&](const std::string& mean) {
+    m::ModelSpec spec;
+    spec.model = "dgp";
+    spec.inference = "aep";
+    spec.depth = 3;
+    spec.inducing = 5;
+    if (!mean.empty()) spec.options.set("mean_function", mean);
+    dkp::random::Stream init(7);
+    return m::make_model(spec, data.X, data.y, init);
+  };
+  const auto linear = build(""), zero = build("zero"), linear_set = build("linear");
+  CHECK(linear->describe().find("linear mean functions") != std::string::npos);
+  CHECK(zero->describe().find("zero mean functions") != std::string::npos);
+  CHECK(linear_set->describe() == linear->describe());
+  // The same initial parameters, another predictive mean (the mean maps are not parameters).
+  CHECK(zero->initial_parameters().size() == linear->initial_parameters().size());
+  dkp::random::Stream r1(2), r2(2);
+  const auto pl = linear->predict(linear->initial_parameters(), data.X, 1, r1);
+  const auto pz = zero->predict(zero->initial_parameters(), data.X, 1, r2);
+  CHECK(arma::abs(pl.mean - pz.mean).max() > 1e-3);
 }
 
 TEST_CASE("AEP DGP: predictions, description and refusals") {

@@ -226,8 +226,8 @@ TEST_CASE("registry: the generic option check accepts an option where listed, el
       }
     }
   }
-  CHECK(accepted == 41);  // sgp 3, dgp dsvi 5, gi 2 + 1, nngp 1, diwp 4 x 2 + 1, dwp 2 + 7 + 7,
-                          // cdgp jointly-gaussian 2 x 2 (its two kernels)
+  CHECK(accepted == 42);  // sgp 3, dgp dsvi 5, gi 2 + 1, aep 1, nngp 1, diwp 4 x 2 + 1, dwp 2 + 7 +
+                          // 7, cdgp jointly-gaussian 2 x 2 (its two kernels)
   CHECK(rejected > 100);
   // Who takes what, as the messages say it.
   const std::vector<

@@ -13,6 +13,7 @@
 # the `dkp grid plan` command the message names, then scripts/store-add.sh.
 #   scripts/check-results.sh DKP
 set -euo pipefail
+. "$(dirname "$0")/failed-cell.sh"
 dkp=${1:?usage: scripts/check-results.sh DKP}
 store=results/runs
 fail=0
@@ -29,9 +30,7 @@ for dir in $dirs; do
     echo "check-results: $dir holds $kb bytes (over 150 KB)" >&2
     fail=1
   fi
-  if [ ! -f "$dir/result.json" ] && [ -f "$dir/error.json" ] &&
-    grep -q "\"config_hash\": \"$hash\"" "$dir/error.json" &&
-    grep -q '"signal": null' "$dir/error.json"; then
+  if kept_failed_cell "$dir"; then
     continue # a failed cell kept as a result: no index line (dkp records finished cells only)
   fi
   if [ ! -f "$dir/result.json" ] || ! grep -q "\"config_hash\": \"$hash\"" "$dir/result.json"; then

@@ -13,6 +13,7 @@
 # it), and it has no result. Tables then count it as a failed split, and `dkp grid run` retries it.
 #   scripts/store-add.sh [--failed HASH]... [STORE]   (default results/runs; run from the root)
 set -euo pipefail
+. "$(dirname "$0")/failed-cell.sh"
 failed=()
 while [ "${1:-}" = --failed ]; do
   [ -n "${2:-}" ] || { echo "store-add: --failed needs a cell hash" >&2; exit 2; }
@@ -54,8 +55,7 @@ for hash in "${failed[@]}"; do
   [ "$(echo "$dirs" | grep -c .)" = 1 ] ||
     { echo "store-add: --failed $hash: no single run directory of that hash in $store" >&2; exit 2; }
   err=$dirs/error.json
-  if [ -f "$dirs/result.json" ] || [ ! -f "$err" ] ||
-    ! grep -q "\"config_hash\": \"$hash\"" "$err" || ! grep -q '"signal": null' "$err"; then
+  if ! kept_failed_cell "$dirs"; then
     echo "store-add: --failed $hash: $dirs is not a failed cell (an error.json of its hash, no" \
       "signal, no result.json)" >&2
     exit 2

@@ -12,7 +12,8 @@
 // its own ARD SE kernel (lengthscales l_q, variance h), M pseudo-inputs Z and FITC conditionals,
 // plus a fixed linear mean x^T W_d on the inner layers (report eq. 3.18; W as the DSVI DGP's,
 // report eq. 3.12: identity, the first D_l right-singular vectors of the uncentred running
-// inputs, or zero padding; the output layer has a zero mean). There is no noise between layers
+// inputs, or zero padding; the output layer has a zero mean; option mean_function zero: none, as
+// geepee). There is no noise between layers
 // (geepee's SDGPR); the likelihood is Gaussian with learned variance s2.
 //
 // Approximation: q(u) ∝ p(u) g(u)^N with one tied Gaussian site per GP, stored as its total
